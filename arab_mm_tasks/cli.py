@@ -1,0 +1,159 @@
+"""The `arab-mm-tasks` command: list tasks, build and publish datasets, run the bundled demo."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from arab_mm_tasks.registry import all_specs
+
+    for spec in all_specs().values():
+        alias = f"  (alias: {', '.join(spec.aliases)})" if spec.aliases else ""
+        print(f"{spec.name}{alias}\n    {spec.description}")
+        if args.subtasks:
+            print("    " + " ".join(spec.subset_task(s) for s in spec.subsets))
+    return 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from dataset_builders.arabculture import DEFAULT_SOURCE, build
+
+    report = build(args.source or DEFAULT_SOURCE, Path(args.out), on_bad_records=args.on_bad_records)
+    print(report)
+    return 0
+
+
+def _cmd_publish(args: argparse.Namespace) -> int:
+    from dataset_builders.hub import publish
+
+    publish(Path(args.folder), args.repo_id, private=args.private, revision=args.revision)
+    print(f"published {args.folder} to https://huggingface.co/datasets/{args.repo_id}")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from arab_mm_tasks.demo import DEFAULT_TASKS, run_demo
+
+    tasks = tuple(args.tasks.split(",")) if args.tasks else DEFAULT_TASKS
+    run_demo(
+        model=args.model,
+        tasks=tasks,
+        limit=args.limit,
+        work_dir=Path(args.work_dir) if args.work_dir else None,
+        device=args.device,
+    )
+    return 0
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    """Regenerate (or with --check, verify) everything derived from the specs."""
+    from arab_mm_tasks.catalogue import render_catalogue
+    from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR, drift, write_tree
+
+    catalogue_path = Path(args.docs_dir) / "tasks.md"
+    if args.check:
+        stale = [str(TASKS_DIR / rel) for rel in drift()]
+        if not catalogue_path.exists() or catalogue_path.read_text("utf-8") != render_catalogue():
+            stale.append(str(catalogue_path))
+        for path in stale:
+            print(f"out of date: {path}")
+        return 1 if stale else 0
+    print(f"wrote {len(write_tree())} lm-eval YAML files under {TASKS_DIR}")
+    catalogue_path.parent.mkdir(parents=True, exist_ok=True)
+    catalogue_path.write_text(render_catalogue(), encoding="utf-8")
+    print(f"wrote {catalogue_path}")
+    return 0
+
+
+def _cmd_breakdown(args: argparse.Namespace) -> int:
+    from arab_mm_tasks.registry import all_specs
+    from metric_plugins.breakdowns import breakdown, format_table, read_lm_eval_samples
+
+    variant_of = {spec.subset_task(s): spec.name for spec in all_specs().values() for s in spec.subsets}
+    by_variant: dict[str, list[dict]] = {}
+    for task, sample in read_lm_eval_samples(args.paths):
+        by_variant.setdefault(variant_of.get(task, task), []).append(sample)
+    keys = args.by.split(",")
+    for variant, samples in by_variant.items():
+        print(f"\n{variant} ({len(samples)} samples)\n")
+        print(format_table(breakdown(samples, keys, args.metric), keys, args.metric))
+    return 0
+
+
+def _cmd_tasks_path(args: argparse.Namespace) -> int:
+    from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR
+
+    print(TASKS_DIR)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="arab-mm-tasks", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("list", help="list every task variant")
+    s.add_argument("--subtasks", action="store_true", help="also list per-country subtasks")
+    s.set_defaults(func=_cmd_list)
+
+    s = sub.add_parser("build", help="build a benchmark's Hub-layout dataset folder from the authors' release")
+    s.add_argument("benchmark", choices=["arabculture"])
+    s.add_argument(
+        "--source",
+        help="Hub repo id, local folder or .jsonl of the authors' release (default: the authors' Hub repo)",
+    )
+    s.add_argument("--out", required=True, help="output folder (Hub layout: data/<config>/*.parquet + README.md)")
+    s.add_argument("--on-bad-records", choices=["error", "warn", "skip"], default="error")
+    s.set_defaults(func=_cmd_build)
+
+    s = sub.add_parser("publish", help="push a built folder to the Hub (token from `hf auth login` or HF_TOKEN)")
+    s.add_argument("folder")
+    s.add_argument("--repo-id", required=True)
+    s.add_argument("--private", action="store_true")
+    s.add_argument("--revision")
+    s.set_defaults(func=_cmd_publish)
+
+    s = sub.add_parser("demo", help="evaluate a model on the bundled ArabCulture sample through lm-eval")
+    s.add_argument(
+        "--model",
+        help="any causal LM (Hub id or folder); default: a small Hub model, "
+        "or a tiny local one when the Hub is unreachable",
+    )
+    s.add_argument("--tasks", help="comma-separated task names (default: arabculture_mcq)")
+    s.add_argument("--limit", type=int)
+    s.add_argument("--device", default="cpu")
+    s.add_argument("--work-dir", help="where the sample dataset and tiny model are built")
+    s.set_defaults(func=_cmd_demo)
+
+    s = sub.add_parser("generate", help="regenerate lm-eval's YAML task tree and docs/tasks.md from the specs")
+    s.add_argument("--check", action="store_true", help="only report files that are out of date (exit 1)")
+    s.add_argument("--docs-dir", default="docs", help="where tasks.md goes (default: ./docs)")
+    s.set_defaults(func=_cmd_generate)
+
+    s = sub.add_parser("breakdown", help="accuracy by document fields from lm-eval --log_samples output")
+    s.add_argument("paths", nargs="+", help="samples_*.jsonl files or folders holding them")
+    s.add_argument("--by", default="topic,country_specific", help="comma-separated document fields")
+    s.add_argument("--metric", default="acc")
+    s.set_defaults(func=_cmd_breakdown)
+
+    s = sub.add_parser("lm-eval-tasks-path", help="print the YAML task tree folder (for --include_path)")
+    s.set_defaults(func=_cmd_tasks_path)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from arab_mm_tasks.spec import RecordError
+
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (RecordError, KeyError, FileNotFoundError) as err:  # bad input: a message, not a traceback
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        print(f"arab-mm-tasks {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

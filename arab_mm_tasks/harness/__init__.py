@@ -1,0 +1,1 @@
+"""Thin adapters that translate `arab_mm_tasks.spec.TaskSpec`s for each evaluation harness."""

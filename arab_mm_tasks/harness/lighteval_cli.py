@@ -1,0 +1,271 @@
+"""``arab-mm-lighteval``: lighteval 0.13's own command line, started so that it runs our tasks offline.
+
+Commands and options are lighteval's (``arab-mm-lighteval accelerate --help``), plus:
+
+- ``--dataset-path BENCH=PATH`` (repeatable): read a benchmark from a local Hub-layout folder
+  (what ``arab-mm-tasks build`` writes) or another repo instead of its Hub default;
+- ``--dataset-revision BENCH=REV`` (repeatable).
+
+``--custom-tasks`` defaults to `arab_mm_tasks.harness.lighteval_tasks`. Examples::
+
+    arab-mm-lighteval accelerate "model_name=Qwen/Qwen2.5-0.5B" "arabculture_mcq|0"
+    arab-mm-lighteval accelerate "model_name=/models/m,override_chat_template=False" \\
+        "arabculture_mcq|0,arabculture_mcq_en_none:egypt|0" --dataset-path arabculture=/data/arabculture
+
+Before handing over to lighteval it patches (each patch checks that what it replaces exists, so a
+lighteval without the bug, or without the attribute, is left alone):
+
+1. Task registry: only the custom tasks module is loaded. lighteval imports every built-in task
+   module on each run; one downloads a file at import time (no offline start) and two fail with
+   huggingface_hub>=1. ``--load-tasks-multilingual`` is therefore ignored.
+2. Task groups: an exact task name is run as itself. lighteval expands ``X`` to every ``X:*``
+   task, so ``arabculture_mcq_en_none`` would also run its 13 countries.
+3. Details hashing: lighteval hashes ``str`` with xxhash, which xxhash>=4 rejects at the very end
+   of a run. Strings are UTF-8 encoded first (what xxhash 3 did itself: same hashes).
+4. Response cache: lighteval caches model responses under ``cache_dir / model_name / config hash``.
+   An absolute ``model_name`` discards ``cache_dir``, so the cache is written into the model folder,
+   and the key ignores the weights, so a model rebuilt in place is served stale responses.
+   Local models are cached under ``cache_dir/local/<absolute path>/<fingerprint of the folder's
+   files>/`` instead, and when the model args set no ``cache_dir`` it is
+   ``$XDG_CACHE_HOME/arab-mm-tasks/lighteval`` (``~/.cache/...``), never lighteval's shared default.
+5. Local datasets: `datasets` caches a local folder under its base name and config names only, so
+   a rebuilt folder, or another folder with the same name, is served stale data. A local folder is
+   cached under ``$HF_DATASETS_CACHE/arab-mm-tasks/<hash of its path and of its files' names,
+   sizes and modification times>/``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import types
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from arab_mm_tasks.harness.lighteval_tasks import MODULE
+from arab_mm_tasks.sources import fingerprint, local_dataset_cache_dir
+
+logger = logging.getLogger(__name__)
+
+PROG = "arab-mm-lighteval"
+OUR_OPTIONS = {"--dataset-path": "paths", "--dataset-revision": "revisions"}
+
+
+class UsageError(ValueError):
+    """A bad ``--dataset-path`` / ``--dataset-revision``; reported like a command-line error."""
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "arab-mm-tasks" / "lighteval"
+
+
+# ------------------------------------------------------------------------------------ our options
+
+
+def split_options(args: Sequence[str]) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """Remove our options from `args`; returns lighteval's argv and ``{"paths": {...}, "revisions": {...}}``."""
+    rest: list[str] = []
+    found: dict[str, dict[str, str]] = {"paths": {}, "revisions": {}}
+    it = iter(args)
+    for arg in it:
+        option, sep, inline = arg.partition("=")
+        if option not in OUR_OPTIONS:
+            rest.append(arg)
+            continue
+        value = inline if sep else next(it, None)
+        bench, eq, target = (value or "").partition("=")
+        if not (bench and eq and target):
+            raise UsageError(f"{option} takes BENCHMARK=VALUE, e.g. {option} arabculture=..., got {value!r}")
+        found[OUR_OPTIONS[option]][bench] = target
+    return rest, found
+
+
+def _leaf_command(argv: Sequence[str]) -> Any:
+    """The command that `argv` runs (descending through subcommand groups), or None for a group."""
+    import typer
+    from lighteval.__main__ import app
+
+    # duck-typed: typer 0.29 vendors click (typer._click), so its groups are not `click.Group`s
+    command: Any = typer.main.get_command(app)
+    for arg in argv:
+        commands = getattr(command, "commands", None)
+        if commands is None:
+            break
+        command = commands.get(arg, command)
+    return None if hasattr(command, "commands") else command
+
+
+def given_custom_tasks(argv: Sequence[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == "--custom-tasks":
+            return argv[i + 1] if i + 1 < len(argv) else ""
+        if arg.startswith("--custom-tasks="):
+            return arg.partition("=")[2]
+    return None
+
+
+def with_default_custom_tasks(argv: list[str]) -> list[str]:
+    """Add ``--custom-tasks <our module>`` when the command takes it and the user gave none."""
+    if given_custom_tasks(argv) is not None:
+        return argv
+    command = _leaf_command(argv)
+    if command is None or not any(p.name == "custom_tasks" for p in command.params):
+        return argv
+    end = argv.index("--") if "--" in argv else len(argv)
+    return [*argv[:end], "--custom-tasks", MODULE, *argv[end:]]
+
+
+# ---------------------------------------------------------------------------- lighteval patches
+
+
+def patch_registry(modules: dict[str, types.ModuleType]) -> None:
+    """Patches 1 and 2 (module docstring). `modules` maps a ``--custom-tasks`` value to a module object."""
+    from lighteval.tasks.registry import Registry
+
+    needed = ("load_all_task_configs", "_extract_configs", "create_custom_tasks_module")
+    if not all(hasattr(Registry, name) for name in needed):
+        return  # another lighteval: leave its registry alone
+
+    def load_all_task_configs(custom_tasks: Any = None, load_multilingual: bool = False) -> dict[str, Any]:
+        if load_multilingual:
+            logger.warning("%s loads only the custom tasks; --load-tasks-multilingual is ignored", PROG)
+        if custom_tasks is None:
+            return {}
+        module = modules.get(str(custom_tasks)) or Registry.create_custom_tasks_module(custom_tasks)
+        return Registry._extract_configs(module)
+
+    Registry.load_all_task_configs = staticmethod(load_all_task_configs)
+
+    expand = getattr(Registry, "_expand_task_definition", None)
+    if expand is not None and not getattr(expand, "_arab_mm", False):
+
+        def expand_task_definition(self: Any, task_definition: str) -> list[str]:
+            if task_definition in getattr(self, "_task_registry", {}):
+                return [task_definition]
+            return expand(self, task_definition)
+
+        expand_task_definition._arab_mm = True  # type: ignore[attr-defined]
+        Registry._expand_task_definition = expand_task_definition
+
+
+class _StrSafeXXHash:
+    """The `xxhash` module, except that ``xxh64`` also takes ``str`` (patch 3)."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def xxh64(self, data: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._module.xxh64(data.encode("utf-8") if isinstance(data, str) else data, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+
+def patch_details_hashing() -> None:
+    from lighteval.logging import info_loggers
+
+    module = getattr(info_loggers, "xxhash", None)
+    if module is not None and not isinstance(module, _StrSafeXXHash):
+        info_loggers.xxhash = _StrSafeXXHash(module)
+
+
+def cache_config(model_config: Any) -> Any:
+    """The model config that `SampleCache` should see (patch 4); the model itself keeps the user's."""
+    if not hasattr(model_config, "model_copy"):
+        return model_config  # not the pydantic config this patch knows
+    updates: dict[str, str] = {}
+    if "cache_dir" not in getattr(model_config, "model_fields_set", {"cache_dir"}):
+        updates["cache_dir"] = str(default_cache_dir())
+    name = getattr(model_config, "model_name", None)
+    folder = Path(name).expanduser() if isinstance(name, str) and name else None
+    if folder is not None and folder.is_dir():
+        resolved = folder.resolve()
+        # relative to cache_dir: drop the anchor ("/" or "C:\\") that would make the join discard cache_dir
+        updates["model_name"] = str(Path("local", *resolved.parts[1:], fingerprint(resolved)))
+    return model_config.model_copy(update=updates) if updates else model_config
+
+
+def patch_response_cache() -> None:
+    from lighteval.utils import cache_management
+
+    cls = getattr(cache_management, "SampleCache", None)
+    init = getattr(cls, "__init__", None)
+    if cls is None or getattr(init, "_arab_mm", False) or not hasattr(cls, "get_model_hash"):
+        return
+
+    def __init__(self: Any, model_config: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, cache_config(model_config), *args, **kwargs)
+
+    __init__._arab_mm = True  # type: ignore[attr-defined]
+    cls.__init__ = __init__
+
+
+def patch_local_dataset_cache() -> None:
+    from lighteval.tasks import lighteval_task
+
+    load = getattr(lighteval_task, "load_dataset", None)
+    if load is None or getattr(load, "_arab_mm", False):
+        return
+
+    def load_dataset(path: str, *args: Any, **kwargs: Any) -> Any:
+        folder = Path(path).expanduser()
+        if "cache_dir" not in kwargs and folder.is_dir():
+            kwargs["cache_dir"] = str(local_dataset_cache_dir(folder))
+        return load(path, *args, **kwargs)
+
+    load_dataset._arab_mm = True  # type: ignore[attr-defined]
+    lighteval_task.load_dataset = load_dataset
+
+
+# ------------------------------------------------------------------------------------- entry point
+
+
+def tasks_module(paths: dict[str, str], revisions: dict[str, str]) -> types.ModuleType:
+    """Our tasks module, or a copy whose table reads the overridden dataset sources."""
+    import importlib
+
+    module = importlib.import_module(MODULE)
+    if not paths and not revisions:
+        return module
+    copy = types.ModuleType(MODULE, module.__doc__)
+    copy.TASKS_TABLE = module.build_tasks_table(paths, revisions)  # type: ignore[attr-defined]
+    return copy
+
+
+def run(args: Sequence[str]) -> int:
+    """Run one ``arab-mm-lighteval`` command line in this process (patches stay applied); returns its rc."""
+    try:
+        argv, options = split_options(args)
+        custom = given_custom_tasks(argv)
+        if (options["paths"] or options["revisions"]) and custom not in (None, MODULE):
+            raise UsageError(f"--dataset-path/--dataset-revision apply to {MODULE}, not --custom-tasks {custom}")
+        module = tasks_module(options["paths"], options["revisions"])
+    except (UsageError, KeyError, FileNotFoundError) as err:
+        print(f"{PROG}: error: {err.args[0] if err.args else err}", file=sys.stderr)
+        return 2
+    if "--help" in argv or not argv:
+        print(f"{PROG}: lighteval's commands, plus --dataset-path/--dataset-revision BENCH=VALUE", file=sys.stderr)
+
+    patch_registry({MODULE: module})
+    patch_details_hashing()
+    patch_response_cache()
+    patch_local_dataset_cache()
+
+    from lighteval.__main__ import app
+
+    try:
+        app(args=with_default_custom_tasks(argv), prog_name=PROG)
+    except SystemExit as exit_:
+        code = exit_.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    return 0
+
+
+def main() -> None:
+    sys.exit(run(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""lighteval 0.13 tasks for every `TaskSpec`: a `TASKS_TABLE` for ``--custom-tasks``.
+
+Per spec (e.g. ``arabculture_mcq_en_none``) the table holds:
+
+- ``<spec>``: the whole benchmark (the spec's ``all`` config);
+- one task per alias (``arabculture_mcq``), on the same config;
+- ``<spec>:<subset>`` per country (``arabculture_mcq_en_none:egypt``), on the country's config.
+
+Prompt, choices and gold come only from ``spec.render``; this module adds no prompt text.
+Every task is zero-shot: the benchmarks are test-only, so few-shot examples would be drawn from
+the split being evaluated, and the prompt function refuses to build them.
+
+Run it with ``arab-mm-lighteval`` (`arab_mm_tasks.harness.lighteval_cli`), which starts
+offline and works around lighteval 0.13's bugs. Stock lighteval also works where it starts
+(online, huggingface_hub<1), but then ``<spec>|0`` is expanded to ``<spec>`` plus all its
+``<spec>:<country>`` tasks, because lighteval treats the part before ``:`` as a task group.
+
+    arab-mm-lighteval accelerate "model_name=Qwen/Qwen2.5-0.5B" "arabculture_mcq|0"
+    lighteval accelerate "model_name=Qwen/Qwen2.5-0.5B" "arabculture_mcq|0" \\
+        --custom-tasks arab_mm_tasks.harness.lighteval_tasks
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lighteval.metrics.dynamic_metrics import LogLikelihoodAccMetric
+from lighteval.metrics.normalizations import LogProbCharNorm
+from lighteval.metrics.utils.metric_utils import Metric
+from lighteval.tasks.lighteval_task import LightevalTaskConfig
+from lighteval.tasks.requests import Doc
+
+from arab_mm_tasks.registry import all_specs
+from arab_mm_tasks.sources import DatasetSource
+from arab_mm_tasks.spec import Subset, TaskSpec
+
+MODULE = "arab_mm_tasks.harness.lighteval_tasks"  # what ``--custom-tasks`` takes
+
+# lm-eval metric name -> the lighteval metric computing the same thing. Both harnesses' acc_norm divide
+# the log-likelihood by the choice's length in characters (lm-eval's byte-length variant is acc_bytes).
+METRICS: dict[str, Callable[[], Metric]] = {
+    "acc": LogLikelihoodAccMetric,
+    "acc_norm": lambda: LogLikelihoodAccMetric(normalization=LogProbCharNorm()),
+}
+
+
+def make_prompt_function(spec: TaskSpec) -> Callable[[dict[str, Any], str | None], Doc]:
+    def prompt(line: dict[str, Any], task_name: str | None = None) -> Doc:
+        # lighteval marks rows it formats as few-shot examples; here those would come from the test split.
+        if line.get("__few_shots"):
+            raise ValueError(f"{spec.name} is zero-shot only: run it as '{task_name}|0'")
+        request = spec.render(line)
+        # instruction stays None: with "" lighteval strips the query and prepends "\n\n" to it.
+        return Doc(
+            task_name=task_name or spec.name,
+            query=request.query,
+            choices=[spec.target_delimiter + choice for choice in request.choices],
+            gold_index=request.gold,
+        )
+
+    # lighteval's response-cache key holds the function's name, not its code (spec.version covers that).
+    prompt.__name__ = f"prompt_{spec.name}"
+    return prompt
+
+
+def _task_config(spec: TaskSpec, name: str, config: str, source: DatasetSource) -> LightevalTaskConfig:
+    return LightevalTaskConfig(
+        name=name,
+        prompt_function=make_prompt_function(spec),
+        hf_repo=source.path,
+        hf_revision=source.revision,
+        hf_subset=config,
+        hf_avail_splits=[spec.split],
+        evaluation_splits=[spec.split],
+        few_shots_split=None,  # zero-shot only, see make_prompt_function
+        metrics=[METRICS[metric]() for metric in spec.metrics],
+        generation_size=-1,  # log-likelihood only: nothing is generated
+        stop_sequence=None,
+        version=spec.version,
+    )
+
+
+def tasks_of(spec: TaskSpec, source: DatasetSource) -> list[LightevalTaskConfig]:
+    """The whole-benchmark task, its aliases, then one task per subset."""
+    whole = [_task_config(spec, name, spec.all_config, source) for name in (spec.name, *spec.aliases)]
+    return whole + [_task_config(spec, subset_task_name(spec, s), s.config, source) for s in spec.subsets]
+
+
+def subset_task_name(spec: TaskSpec, subset: Subset) -> str:
+    return f"{spec.name}:{subset.name}"  # lighteval's ``task:subset`` naming
+
+
+def build_tasks_table(
+    paths: Mapping[str, str] | None = None, revisions: Mapping[str, str] | None = None
+) -> list[LightevalTaskConfig]:
+    """Every task, reading each benchmark from its Hub repo unless `paths` / `revisions` override it.
+
+    `paths` maps a benchmark to a local Hub-layout folder or a repo id, e.g.
+    ``{"arabculture": "/data/arabculture"}``. Touches neither the network nor the disk, except
+    to check that a local folder exists.
+    """
+    paths, revisions = dict(paths or {}), dict(revisions or {})
+    specs = list(all_specs().values())
+    benchmarks = sorted({spec.benchmark for spec in specs})
+    unknown = sorted((set(paths) | set(revisions)) - set(benchmarks))
+    if unknown:
+        raise KeyError(f"unknown benchmark(s) {unknown}; known: {benchmarks}")
+    sources = {b: DatasetSource.resolve(b, paths.get(b), revisions.get(b)) for b in benchmarks}
+    return [config for spec in specs for config in tasks_of(spec, sources[spec.benchmark])]
+
+
+TASKS_TABLE: list[LightevalTaskConfig] = build_tasks_table()

@@ -1,0 +1,132 @@
+"""Reading the ArabCulture release, one country config at a time.
+
+Three forms of the same release are accepted, so a build works online, offline and in tests:
+a Hub dataset repo (``MBZUAI/ArabCulture``: 13 country configs, split ``test``), a local
+folder in that Hub layout (``<Country>/test-*.parquet``, with or without the authors' card),
+and a ``.jsonl`` file of records in the HF feature structure (the bundled sample).
+Parquet sources are streamed (`datasets` ``streaming=True``: nothing cached, nothing held);
+a ``.jsonl`` file is indexed once by byte offset and each country re-read from it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from arab_mm_tasks.arabculture import REGION_OF_COUNTRY
+from dataset_builders.hub import DATA_DIR
+
+SOURCE_REPO = "MBZUAI/ArabCulture"
+SPLIT = "test"
+Record = dict[str, Any]
+
+
+class _Lazy:
+    """A re-iterable view of one config; records are read only while it is iterated."""
+
+    def __init__(self, open_records: Callable[[], Iterator[Record]]) -> None:
+        self._open = open_records
+
+    def __iter__(self) -> Iterator[Record]:
+        return self._open()
+
+
+class SourceConfigs(dict[str, Iterable[Record]]):
+    """Config name -> its records in source order; ``ignored`` lists configs that are no country."""
+
+    def __init__(self, origin: str) -> None:
+        super().__init__()
+        self.origin = origin
+        self.ignored: list[str] = []
+
+
+def read_source(source: str | os.PathLike[str] = SOURCE_REPO, *, revision: str | None = None) -> SourceConfigs:
+    """The release's records per country config, read lazily.
+
+    `source`: a ``.jsonl`` file (config = each record's ``country``, so a record with an
+    unknown country gets a config of its own and fails validation), a local folder in the
+    authors' Hub layout, or a Hub dataset repo id (`revision` applies to the last two).
+    Folder and Hub configs that are not one of the 13 countries are listed in ``ignored``.
+    """
+    path = Path(source).expanduser()
+    if path.is_file():
+        if path.suffix != ".jsonl":
+            raise ValueError(f"{path}: expected a .jsonl file of ArabCulture records")
+        return _read_jsonl(path)
+    if path.is_dir():
+        return _read_folder(path, revision)
+    text = str(source)
+    if text.startswith((".", "/", "~")) or text.endswith(".jsonl") or text.count("/") != 1:
+        raise FileNotFoundError(f"ArabCulture source {text!r}: no such file or folder, and not a repo id")
+    names = datasets.get_dataset_config_names(text, revision=revision)
+    origin = f"{text}@{revision}" if revision else text
+    return _with_configs(SourceConfigs(origin), names, lambda c: _stream(text, c, revision=revision))
+
+
+def _read_jsonl(path: Path) -> SourceConfigs:
+    offsets: dict[str, list[tuple[int, int]]] = {}  # config -> [(byte offset, line number)]
+    with path.open("rb") as f:
+        for line_no, offset, line in _lines(f):
+            country = _parse_line(path, line_no, line).get("country")
+            config = country if isinstance(country, str) and country else "<no country>"
+            offsets.setdefault(config, []).append((offset, line_no))
+
+    def read(positions: list[tuple[int, int]]) -> Iterator[Record]:
+        with path.open("rb") as f:
+            for offset, line_no in positions:
+                f.seek(offset)
+                yield _parse_line(path, line_no, f.readline())
+
+    configs = SourceConfigs(str(path))
+    for config in sorted(offsets):
+        configs[config] = _Lazy(lambda positions=offsets[config]: read(positions))
+    return configs
+
+
+def _lines(f: Any) -> Iterator[tuple[int, int, bytes]]:
+    """(1-based line number, byte offset, line) of each non-blank line."""
+    offset = f.tell()
+    for line_no, line in enumerate(iter(f.readline, b""), start=1):
+        if line.strip():
+            yield line_no, offset, line
+        offset += len(line)
+
+
+def _parse_line(path: Path, line_no: int, line: bytes) -> Record:
+    try:
+        record = json.loads(line)
+    except ValueError as err:
+        raise ValueError(f"{path} line {line_no}: not valid JSON ({err})") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{path} line {line_no}: not a JSON object")
+    return record
+
+
+def _read_folder(path: Path, revision: str | None) -> SourceConfigs:
+    configs = SourceConfigs(str(path))
+    names = datasets.get_dataset_config_names(str(path))
+    if any(name in REGION_OF_COUNTRY for name in names):  # a card lists the country configs
+        return _with_configs(configs, names, lambda c: _stream(str(path), c, revision=revision))
+    for prefix in ("", f"{DATA_DIR}/"):  # no card: <Country>/test-*.parquet (or under data/)
+        found = [c for c in sorted(REGION_OF_COUNTRY) if (path / f"{prefix}{c}").is_dir()]
+        if found:
+            return _with_configs(configs, found, lambda c, p=prefix: _stream(str(path), None, data_dir=p + c))
+    raise FileNotFoundError(f"{path}: no country configs (expected e.g. Egypt/test-00000-of-00001.parquet)")
+
+
+def _with_configs(configs: SourceConfigs, names: Iterable[str], opener: Callable[[str], Any]) -> SourceConfigs:
+    for name in sorted(names):
+        if name in REGION_OF_COUNTRY:
+            configs[name] = _Lazy(lambda name=name: iter(opener(name)))
+        else:
+            configs.ignored.append(name)
+    return configs
+
+
+def _stream(path: str, config: str | None, **kwargs: Any) -> datasets.IterableDataset:
+    return datasets.load_dataset(path, config, split=SPLIT, streaming=True, **kwargs)

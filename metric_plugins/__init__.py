@@ -1,0 +1,1 @@
+"""Metrics and breakdowns for the arab-mm-tasks benchmarks (plain Python: no harness imports)."""

@@ -1,0 +1,56 @@
+"""Shared offline fixtures: the bundled ArabCulture sample, its Hub-layout build, a tiny LM.
+
+Nothing here touches the network: the Hub flags are set for this process and for every
+command line the tests start (`cli_env`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="session")
+def sample_records() -> list[dict]:
+    """The bundled sample: real rows from the authors' release plus hand-written rows, 13 countries."""
+    from arab_mm_tasks.demo import SAMPLE_PATH
+
+    return read_jsonl(SAMPLE_PATH)
+
+
+@pytest.fixture(scope="session")
+def arabculture_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Hub-layout folder built from the bundled sample by the real builder."""
+    from arab_mm_tasks.demo import SAMPLE_PATH
+    from dataset_builders.arabculture import build
+
+    out = tmp_path_factory.mktemp("hub") / "arabculture"
+    build(str(SAMPLE_PATH), out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory, sample_records: list[dict]) -> Path:
+    """A 2-layer random-weight Llama whose BPE tokenizer was trained on the tasks' prompts."""
+    from arab_mm_tasks.tiny_model import arabculture_corpus, build_tiny_lm
+
+    return build_tiny_lm(tmp_path_factory.mktemp("models") / "tiny-lm", arabculture_corpus(sample_records))
+
+
+@pytest.fixture()
+def cli_env() -> dict[str, str]:
+    """Environment for harness command lines: offline, and no PYTHONPATH so the installed package runs."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    return env

@@ -1,0 +1,54 @@
+"""The `arab-mm-tasks` command: list, build, generate --check and the README's demo."""
+
+from __future__ import annotations
+
+import subprocess
+
+import datasets
+import pytest
+from helpers import console_script, run_cli
+
+from arab_mm_tasks.cli import main
+from arab_mm_tasks.demo import SAMPLE_PATH
+from arab_mm_tasks.registry import all_specs
+
+
+def test_list_names_every_task_and_the_aliases(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in all_specs():
+        assert name in out
+    assert "arabculture_mcq_en_none  (alias: arabculture_mcq)" in out
+
+
+def test_build_command_writes_a_loadable_folder(tmp_path):
+    out = tmp_path / "arabculture"
+    assert main(["build", "arabculture", "--source", str(SAMPLE_PATH), "--out", str(out)]) == 0
+    assert len(datasets.load_dataset(str(out), "all", split="test")) == len(SAMPLE_PATH.read_text().splitlines())
+
+
+def test_unknown_command_is_an_error():
+    with pytest.raises(SystemExit):
+        main(["no-such-command"])
+
+
+@pytest.mark.slow
+def test_readme_demo_runs_offline_on_the_bundled_sample(tmp_path, cli_env):
+    """The README's first command, offline: it must say it fell back to the tiny local model."""
+    proc = run_cli(
+        [console_script("arab-mm-tasks"), "demo", "--work-dir", str(tmp_path / "work"), "--limit", "3"],
+        env=cli_env, cwd=tmp_path,
+    )  # fmt: skip
+    assert "tiny random-weight model built locally (Hub unreachable" in proc.stdout
+    for row in ("arabculture_mcq", "Gulf", "Levant", "North Africa", "Nile Valley", "Egypt", "Morocco", "acc"):
+        assert row in proc.stdout
+
+
+def test_missing_dataset_folder_is_a_clear_error(tmp_path, tiny_lm_dir, cli_env):
+    proc = subprocess.run(
+        [console_script("lm_eval"), "--model", "hf", "--model_args", f"pretrained={tiny_lm_dir}",
+         "--tasks", "arabculture_mcq_en_none_egypt", "--metadata", '{"arabculture_path": "./no/such/folder"}'],
+        env=cli_env, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "arabculture: dataset folder './no/such/folder' does not exist" in proc.stderr

@@ -1,0 +1,54 @@
+"""Both harness adapters build byte-identical prompts, choices and gold for every variant.
+
+lm-eval side: the real `ConfigurableTask` built from our generated YAML (doc_to_text,
+doc_to_choice, doc_to_target plus the target delimiter). lighteval side: the prompt function
+of the `LightevalTaskConfig`, producing the `Doc` lighteval scores. Same documents, loaded
+from the same Hub-layout folder by each harness's own loading path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arab_mm_tasks.harness.lighteval_tasks import build_tasks_table
+from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR
+from arab_mm_tasks.registry import all_specs
+
+
+@pytest.fixture(scope="module")
+def lm_eval_manager(arabculture_hub_dir: Path):
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(
+        include_path=str(TASKS_DIR), include_defaults=False, metadata={"arabculture_path": str(arabculture_hub_dir)}
+    )
+
+
+@pytest.fixture(scope="module")
+def lighteval_configs(arabculture_hub_dir: Path) -> dict:
+    return {c.name: c for c in build_tasks_table(paths={"arabculture": str(arabculture_hub_dir)})}
+
+
+@pytest.mark.parametrize("name", sorted(all_specs()))
+def test_lm_eval_and_lighteval_agree(name, lm_eval_manager, lighteval_configs):
+    import datasets
+
+    spec = all_specs()[name]
+    config = lighteval_configs[name]
+    # lighteval's own loading call for this task (the whole benchmark, `all` config)
+    lighteval_rows = datasets.load_dataset(config.hf_repo, config.hf_subset, split=spec.split)
+    lighteval_docs = {row["id"]: config.prompt_function(row, name) for row in lighteval_rows}
+
+    seen = 0
+    for subset in spec.subsets:
+        (task,) = lm_eval_manager.load([spec.subset_task(subset)])["tasks"].values()
+        for doc in task.test_docs():
+            ours = lighteval_docs[doc["id"]]
+            choices = task.doc_to_choice(doc)
+            assert task.doc_to_text(doc) == ours.query
+            assert [task.config.target_delimiter + c for c in choices] == ours.choices
+            assert task.doc_to_target(doc) == ours.gold_index
+            seen += 1
+    assert seen == len(lighteval_docs) > 0  # every document of every country compared
