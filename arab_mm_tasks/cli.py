@@ -70,11 +70,13 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 def _cmd_breakdown(args: argparse.Namespace) -> int:
     from arab_mm_tasks.registry import all_specs
-    from metric_plugins.breakdowns import breakdown, format_table, read_lm_eval_samples
+    from metric_plugins.breakdowns import breakdown, format_table, read_samples
 
+    # lm-eval runs a variant as its per-country tasks: pool them. lighteval tasks (NAME on all
+    # countries, NAME:<country>) are reported as run, so a document is never counted twice.
     variant_of = {spec.subset_task(s): spec.name for spec in all_specs().values() for s in spec.subsets}
     by_variant: dict[str, list[dict]] = {}
-    for task, sample in read_lm_eval_samples(args.paths):
+    for task, sample in read_samples(args.paths):
         by_variant.setdefault(variant_of.get(task, task), []).append(sample)
     keys = args.by.split(",")
     for variant, samples in by_variant.items():
@@ -132,8 +134,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--docs-dir", default="docs", help="where tasks.md goes (default: ./docs)")
     s.set_defaults(func=_cmd_generate)
 
-    s = sub.add_parser("breakdown", help="accuracy by document fields from lm-eval --log_samples output")
-    s.add_argument("paths", nargs="+", help="samples_*.jsonl files or folders holding them")
+    s = sub.add_parser("breakdown", help="accuracy by document fields from lm-eval samples or lighteval details")
+    s.add_argument("paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, or folders")
     s.add_argument("--by", default="topic,country_specific", help="comma-separated document fields")
     s.add_argument("--metric", default="acc")
     s.set_defaults(func=_cmd_breakdown)

@@ -3,7 +3,8 @@ Accuracy broken down by document fields: country, region, topic, country-specifi
 
 The paper's analysis tables (ArabCulture Tables 4-7) report accuracy per location and per
 topic, split CS vs not-CS. lm-eval already prints per-country and per-region rows; this adds
-any other field of the documents, read back from lm-eval's ``--log_samples`` files:
+any other field of the documents, read back from lm-eval's ``--log_samples`` files or
+lighteval's ``--save-details`` parquet files:
 
     arab-mm-tasks breakdown results/ --by topic,country_specific
 
@@ -47,19 +48,37 @@ def breakdown(samples: Iterable[Mapping[str, Any]], keys: Sequence[str], metric:
     return [BreakdownRow(group, len(values), sum(values) / len(values)) for group, values in totals.items()]
 
 
-def read_lm_eval_samples(paths: Iterable[str | Path]) -> Iterator[tuple[str, dict]]:
-    """(task name, sample) from lm-eval ``samples_<task>_<timestamp>.jsonl`` files or folders holding them."""
+def read_samples(paths: Iterable[str | Path]) -> Iterator[tuple[str, dict]]:
+    """(task name, sample) from harness output files, or folders holding them.
+
+    lm-eval ``samples_<task>_<timestamp>.jsonl`` lines are samples as they are. lighteval
+    ``details_<task>|<shots>_<timestamp>.parquet`` rows become ``{"doc": doc.specific, **metric}``:
+    the same shape, with the record id and breakdown fields our lighteval tasks put in ``specific``.
+    """
+    paths = list(map(Path, paths))
     files: list[Path] = []
-    for path in map(Path, paths):
-        files += sorted(path.rglob("samples_*.jsonl")) if path.is_dir() else [path]
+    for path in paths:
+        files += sorted([*path.rglob("samples_*.jsonl"), *path.rglob("details_*.parquet")]) if path.is_dir() else [path]
     if not files:
-        raise FileNotFoundError(f"no lm-eval samples_*.jsonl files in {list(map(str, paths))}")
+        raise FileNotFoundError(f"no lm-eval samples_*.jsonl or lighteval details_*.parquet in {list(map(str, paths))}")
     for file in files:
+        if file.suffix == ".parquet":
+            yield from _lighteval_details(file)
+            continue
         task = file.stem.removeprefix("samples_").rsplit("_", 1)[0]
         with file.open(encoding="utf-8") as lines:
             for line in lines:
                 if line.strip():
                     yield task, json.loads(line)
+
+
+def _lighteval_details(file: Path) -> Iterator[tuple[str, dict]]:
+    import pyarrow.parquet as pq
+
+    task = file.stem.removeprefix("details_").split("|", 1)[0]
+    for index, row in enumerate(pq.read_table(file, columns=["doc", "metric"]).to_pylist()):
+        doc = row["doc"] or {}
+        yield task, {"doc_id": index, "doc": dict(doc.get("specific") or {}), **row["metric"]}
 
 
 def format_table(rows: list[BreakdownRow], keys: Sequence[str], metric: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 
 import metric_plugins.breakdowns as breakdowns_module
 from arab_mm_tasks.cli import main
-from metric_plugins.breakdowns import breakdown, format_table, read_lm_eval_samples
+from metric_plugins.breakdowns import breakdown, format_table, read_samples
 
 
 def test_docstring_examples_run():
@@ -43,7 +43,7 @@ def test_cli_reads_lm_eval_samples(tmp_path, capsys):
     ]
     path = tmp_path / "samples_arabculture_mcq_en_none_egypt_2026-11-21T00-00-00.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines))
-    assert [task for task, _ in read_lm_eval_samples([tmp_path])] == ["arabculture_mcq_en_none_egypt"] * 2
+    assert [task for task, _ in read_samples([tmp_path])] == ["arabculture_mcq_en_none_egypt"] * 2
     assert main(["breakdown", str(tmp_path), "--by", "topic"]) == 0
     out = capsys.readouterr().out
     assert "arabculture_mcq_en_none (2 samples)" in out

@@ -13,10 +13,11 @@ from lighteval.models.transformers.transformers_model import TransformersModelCo
 from lighteval.tasks.prompt_manager import PromptManager
 from lighteval.tasks.registry import Registry
 
+from arab_mm_tasks.cli import main
 from arab_mm_tasks.harness import lighteval_cli
 from arab_mm_tasks.harness.lighteval_tasks import MODULE, TASKS_TABLE, build_tasks_table
 from arab_mm_tasks.registry import all_specs, get_spec
-from arab_mm_tasks.sources import DatasetSource, local_dataset_cache_dir
+from arab_mm_tasks.sources import DatasetSource, load_split, local_dataset_cache_dir
 
 TABLE = {config.name: config for config in TASKS_TABLE}
 
@@ -202,7 +203,7 @@ socket.getaddrinfo = _guarded_getaddrinfo
 
 
 @pytest.mark.slow
-def test_command_line_runs_offline(tmp_path, tiny_lm_dir, arabculture_hub_dir, cli_env, sample_records):
+def test_command_line_runs_offline(tmp_path, tiny_lm_dir, arabculture_hub_dir, cli_env, sample_records, capsys):
     """The installed script, an absolute model path (lighteval's worst case for its cache), no network."""
     guard = tmp_path / "guard"
     guard.mkdir()
@@ -233,6 +234,8 @@ def test_command_line_runs_offline(tmp_path, tiny_lm_dir, arabculture_hub_dir, c
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_lm_dir)
+    all_rows = load_split(DatasetSource.resolve("arabculture", str(arabculture_hub_dir)), "all", "test")
+    built = {row["id"]: row for row in all_rows}
     for task in tasks:
         name, _, country = task.partition(":")
         spec = get_spec(name)  # resolves the alias arabculture_mcq
@@ -246,6 +249,8 @@ def test_command_line_runs_offline(tmp_path, tiny_lm_dir, arabculture_hub_dir, c
             request = expected[doc["query"]]
             assert list(doc["choices"]) == [spec.target_delimiter + c for c in request.choices]
             assert doc["gold_index"] == request.gold
+            row = built[doc["specific"]["id"]]  # the dataset's own id, kept so details join back to the data
+            assert doc["specific"] == {key: row[key] for key in ("id", *spec.breakdown_keys)}
             # what the model scored: exactly query + choice (lighteval moves trailing whitespace across)
             context = tokenizer.decode(response["input_tokens"])
             scored = [context + tokenizer.decode([t for t in c if t >= 0]) for c in response["output_tokens"]]
@@ -254,3 +259,9 @@ def test_command_line_runs_offline(tmp_path, tiny_lm_dir, arabculture_hub_dir, c
     assert sorted(p.relative_to(tiny_lm_dir) for p in tiny_lm_dir.rglob("*")) == model_files
     assert list((tmp_path / "xdg" / "arab-mm-tasks" / "lighteval" / "local").rglob("*.parquet"))
     assert list((tmp_path / "datasets" / "arab-mm-tasks").rglob("*.arrow"))  # the local folder's own cache
+
+    # the paper's topic x CS breakdown, from lighteval's details as from lm-eval's samples
+    assert main(["breakdown", str(out), "--by", "country,country_specific"]) == 0
+    report = capsys.readouterr().out
+    assert "arabculture_completion_ar_region_country:egypt (3 samples)" in report
+    assert "| Egypt | True |" in report

@@ -57,6 +57,9 @@ def make_prompt_function(spec: TaskSpec) -> Callable[[dict[str, Any], str | None
             query=request.query,
             choices=[spec.target_delimiter + choice for choice in request.choices],
             gold_index=request.gold,
+            # The record's id and breakdown fields travel in the details files, as the whole doc does in
+            # lm-eval's samples (lighteval overwrites Doc.id with the row index, so the id goes here too).
+            specific={key: line[key] for key in ("id", *spec.breakdown_keys) if key in line},
         )
 
     # lighteval's response-cache key holds the function's name, not its code (spec.version covers that).
