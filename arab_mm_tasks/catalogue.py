@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 
 from arab_mm_tasks.registry import all_specs
@@ -24,9 +23,9 @@ Every task below runs in lm-eval (`lm_eval --tasks NAME`) and in lighteval
 def _example_doc(benchmark: str) -> dict | None:
     if benchmark != "arabculture":
         return None
-    from arab_mm_tasks.demo import SAMPLE_PATH
+    from arab_mm_tasks.data import sample_records
 
-    return json.loads(SAMPLE_PATH.read_text("utf-8").splitlines()[0])
+    return sample_records()[0]
 
 
 def _table(specs: list[TaskSpec]) -> list[str]:

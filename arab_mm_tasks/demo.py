@@ -10,18 +10,14 @@ else a tiny random-weight model built locally (chance-level scores; it proves th
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-SAMPLE_PATH = Path(__file__).parent / "data" / "arabculture_sample.jsonl"
+from arab_mm_tasks.data import SAMPLE_PATH, sample_records
+from arab_mm_tasks.sources import user_cache_dir
+
 DEFAULT_HUB_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"  # small, multilingual, reads Arabic
 DEFAULT_TASKS = ("arabculture_mcq",)
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "arab-mm-tasks"
 
 
 @dataclass(frozen=True)
@@ -48,14 +44,11 @@ def choose_model(model: str | None, work_dir: Path) -> ModelChoice:
 
 
 def build_demo_model(out_dir: Path) -> Path:
-    import json
-
     from arab_mm_tasks.tiny_model import arabculture_corpus, build_tiny_lm
 
     if (out_dir / "model.safetensors").exists():
         return out_dir
-    records = [json.loads(line) for line in SAMPLE_PATH.read_text("utf-8").splitlines() if line.strip()]
-    return build_tiny_lm(out_dir, arabculture_corpus(records))
+    return build_tiny_lm(out_dir, arabculture_corpus(sample_records()))
 
 
 def build_sample_dataset(out_dir: Path) -> Path:
@@ -88,7 +81,7 @@ def run_demo(
     from lm_eval import simple_evaluate
     from lm_eval.utils import make_table
 
-    work_dir = work_dir or cache_dir() / "demo"
+    work_dir = work_dir or user_cache_dir() / "demo"
     data_dir = build_sample_dataset(work_dir / "arabculture")
     choice = choose_model(model, work_dir)
     print(f"Model: {choice.pretrained}\n  ({choice.why})")

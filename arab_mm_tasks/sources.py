@@ -8,12 +8,13 @@ names the organisation. A run can point a benchmark at a local Hub-layout folder
 - lighteval:  ``arab-mm-lighteval --dataset-path arabculture=/data/arabculture ...``
 - Python:     ``DatasetSource.resolve("arabculture", path="/data/arabculture")``
 
-Nothing here reads environment variables: the source is always an explicit argument.
+No dataset source comes from an environment variable: the source is always an explicit argument.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,11 @@ class DatasetSource:
     def from_metadata(cls, benchmark: str, metadata: dict) -> DatasetSource:
         """Read ``<benchmark>_path`` / ``<benchmark>_revision`` from lm-eval ``--metadata``."""
         return cls.resolve(benchmark, metadata.get(f"{benchmark}_path"), metadata.get(f"{benchmark}_revision"))
+
+
+def user_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/arab-mm-tasks`` (``~/.cache/arab-mm-tasks``): demo builds, lighteval responses."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "arab-mm-tasks"
 
 
 def fingerprint(folder: Path, recursive: bool = False) -> str:

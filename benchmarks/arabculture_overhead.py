@@ -35,10 +35,10 @@ def make_data(work: Path, n_docs: int) -> tuple[Path, Path]:
     """The bundled sample's records, repeated to `n_docs` Egypt documents, in both layouts."""
     import datasets
 
-    from arab_mm_tasks.demo import SAMPLE_PATH
+    from arab_mm_tasks.data import sample_records
     from dataset_builders.arabculture import build
 
-    records = [json.loads(line) for line in SAMPLE_PATH.read_text("utf-8").splitlines() if line.strip()]
+    records = sample_records()
     egypt = [dict(r, country="Egypt", region="Nile Valley") for r in records]
     egypt = [{k: egypt[i % len(egypt)][k] for k in RAW_FIELDS} for i in range(n_docs)]
     # The authors' layout, which lm-eval's built-in task reads (normally from MBZUAI/ArabCulture).

@@ -24,8 +24,8 @@ from typing import Any, Literal
 import datasets
 from datasets import Features, List, Value
 
-import arab_mm_tasks
 from arab_mm_tasks.arabculture import REGION_OF_COUNTRY, REGIONS, gold_index
+from arab_mm_tasks.data import SAMPLE_PATH
 from arab_mm_tasks.sources import HUB_ORG, HUB_REPOS
 from arab_mm_tasks.spec import RecordError
 from dataset_builders import hub
@@ -43,7 +43,6 @@ logger = logging.getLogger(__name__)
 REPO_ID = f"{HUB_ORG}/{HUB_REPOS['arabculture']}"
 DEFAULT_SOURCE = SOURCE_REPO  # what `arab-mm-tasks build` reads when no source is given
 ALL_CONFIG = "all"
-SAMPLE_PATH = Path(arab_mm_tasks.__file__).parent / "data" / "arabculture_sample.jsonl"
 
 OnBadRecords = Literal["error", "warn", "skip"]
 

@@ -6,7 +6,6 @@ command line the tests start (`cli_env`).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -17,22 +16,18 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="session")
 def sample_records() -> list[dict]:
     """The bundled sample: real rows from the authors' release plus hand-written rows, 13 countries."""
-    from arab_mm_tasks.demo import SAMPLE_PATH
+    from arab_mm_tasks.data import sample_records
 
-    return read_jsonl(SAMPLE_PATH)
+    return sample_records()
 
 
 @pytest.fixture(scope="session")
 def arabculture_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Hub-layout folder built from the bundled sample by the real builder."""
-    from arab_mm_tasks.demo import SAMPLE_PATH
+    from arab_mm_tasks.data import SAMPLE_PATH
     from dataset_builders.arabculture import build
 
     out = tmp_path_factory.mktemp("hub") / "arabculture"

@@ -9,7 +9,7 @@ import pytest
 from helpers import console_script, run_cli
 
 from arab_mm_tasks.cli import main
-from arab_mm_tasks.demo import SAMPLE_PATH
+from arab_mm_tasks.data import SAMPLE_PATH
 from arab_mm_tasks.registry import all_specs
 
 

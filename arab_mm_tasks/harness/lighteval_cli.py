@@ -37,7 +37,6 @@ lighteval without the bug, or without the attribute, is left alone):
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import types
 from collections.abc import Sequence
@@ -45,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from arab_mm_tasks.harness.lighteval_tasks import MODULE
-from arab_mm_tasks.sources import fingerprint, local_dataset_cache_dir
+from arab_mm_tasks.sources import fingerprint, local_dataset_cache_dir, user_cache_dir
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +57,7 @@ class UsageError(ValueError):
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "arab-mm-tasks" / "lighteval"
+    return user_cache_dir() / "lighteval"
 
 
 # ------------------------------------------------------------------------------------ our options

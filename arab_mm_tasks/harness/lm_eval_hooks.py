@@ -16,6 +16,8 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
+from lm_eval.api.samplers import ContextSampler
+
 from arab_mm_tasks.registry import all_specs
 from arab_mm_tasks.sources import DatasetSource, load_split
 from arab_mm_tasks.spec import TaskSpec
@@ -72,13 +74,7 @@ def __getattr__(name: str) -> Callable:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _context_sampler_base() -> type:
-    from lm_eval.api.samplers import ContextSampler
-
-    return ContextSampler
-
-
-class ZeroShotOnly(_context_sampler_base()):
+class ZeroShotOnly(ContextSampler):
     """Refuses ``--num_fewshot > 0``: the paper is zero-shot and the only split is the test split."""
 
     def sample(self, n: int, *args: Any, **kwargs: Any):

@@ -102,9 +102,8 @@ def render_tree() -> dict[str, str]:
     """Relative path -> file text for every spec."""
     tree: dict[str, str] = {}
     for spec in all_specs().values():
-        module = spec.render.__module__.rsplit(".", 1)[-1] if hasattr(spec.render, "__module__") else spec.benchmark
         for path, data in spec_files(spec).items():
-            tree[path] = _dump(data, module)
+            tree[path] = _dump(data, spec.benchmark)  # the spec module is named after its benchmark
     return tree
 
 
