@@ -16,6 +16,7 @@ import datasets
 import huggingface_hub
 import pytest
 
+from arab_mm_tasks.data import sample_records
 from dataset_builders import arabculture, hub
 from dataset_builders.arabculture import SAMPLE_PATH, ArabCultureRecordError, build, read_source
 from dataset_builders.arabculture_topics import SUBTOPIC_TO_TOPIC, TABLE8, normalize, topic_of
@@ -27,10 +28,6 @@ SAMPLE_COUNTS = {
 }  # fmt: skip
 RAW = ("worker_id", "sample_id", "sub_topic", "first_statement", "options", "answer_key")
 RAW += ("relevant_to_this_country", "relevant_to_other_countries", "should_discard", "country", "region")
-
-
-def sample_records() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in SAMPLE_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
