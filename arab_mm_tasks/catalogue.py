@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from arab_mm_tasks.registry import all_specs
+from arab_mm_tasks.registry import all_families, all_specs
 from arab_mm_tasks.spec import TaskSpec
 
 HEADER = """# Task catalogue
@@ -16,26 +16,61 @@ HEADER = """# Task catalogue
 
 Every task below runs in lm-eval (`lm_eval --tasks NAME`) and in lighteval
 (`arab-mm-lighteval accelerate MODEL_ARGS "NAME|0"`). Per-subset tasks are
-`NAME_<subset>` in lm-eval and `NAME:<subset>` in lighteval.
+`NAME_<subset>` in lm-eval and `NAME:<subset>` in lighteval. Tasks with input `image`
+need a vision-language model (lm-eval `hf-multimodal` / `vllm-vlm`, lighteval `--vision-model`);
+in prompts, each `<image>` stands for one image or video frame (lighteval places images after the
+text and gets the prompt without these lines).
 """
 
 
-def _example_doc(benchmark: str) -> dict | None:
-    if benchmark != "arabculture":
-        return None
-    from arab_mm_tasks.data import sample_records
+def _metrics(spec: TaskSpec) -> str:
+    if spec.output_type == "multiple_choice":
+        return ", ".join(spec.metrics)
+    return ", ".join(f"{m.name} ({m.overall}{', per region' if m.by_region else ''})" for m in spec.generative_metrics)
 
-    return sample_records()[0]
+
+def _example_doc(spec: TaskSpec) -> tuple[dict, str] | None:
+    """A document to render the spec's prompt on, and a line saying where it comes from."""
+    if spec.benchmark == "arabculture":
+        from arab_mm_tasks.data import sample_records
+
+        doc = sample_records()[0]
+        return (
+            doc,
+            f"Rendered for the first record of the bundled sample (`{doc.get('sample_id')}`, {doc.get('country')}):",
+        )
+    if spec.benchmark == "gimmick":
+        from arab_mm_tasks.data import gimmick_example_docs
+
+        return gimmick_example_docs()[spec.all_config], (
+            "Rendered for the paper's printed examples (`arab_mm_tasks/data/gimmick_examples.json`; "
+            "10 s clip, 2 CEF images):"
+        )
+    return None
 
 
 def _table(specs: list[TaskSpec]) -> list[str]:
-    rows = ["| task | alias | output | metrics | version | description |", "|---|---|---|---|---|---|"]
+    rows = [
+        "| task | alias | input | output | metrics | version | description |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for s in specs:
         alias = ", ".join(f"`{a}`" for a in s.aliases) or ""
         rows.append(
-            f"| `{s.name}` | {alias} | {s.output_type} | {', '.join(s.metrics)} | {s.version} | {s.description} |"
+            f"| `{s.name}` | {alias} | {s.modality} | {s.output_type} | {_metrics(s)} | {s.version} | {s.description} |"
         )
     return rows
+
+
+def _families(benchmark: str) -> list[str]:
+    families = [f for f in all_families().values() if all_specs()[f.tasks[0]].benchmark == benchmark]
+    if not families:
+        return []
+    lines = ["Groups (lm-eval `--tasks GROUP`):", "", "| group | tasks | averaged | description |", "|---|---|---|---|"]
+    for family in families:
+        tasks = ", ".join(f"`{t}`" for t in family.tasks)
+        lines.append(f"| `{family.name}` | {tasks} | {'yes' if family.average else 'no'} | {family.description} |")
+    return [*lines, ""]
 
 
 def _subsets(spec: TaskSpec) -> list[str]:
@@ -46,13 +81,21 @@ def _subsets(spec: TaskSpec) -> list[str]:
     return lines
 
 
-def _examples(specs: list[TaskSpec], doc: dict) -> list[str]:
-    lines = [
-        f"Rendered for the first record of the bundled sample (`{doc.get('sample_id')}`, {doc.get('country')}):",
-        "",
-    ]
+def _examples(specs: list[TaskSpec]) -> list[str]:
+    lines: list[str] = []
     for spec in specs:
+        example = _example_doc(spec)
+        if example is None:
+            continue
+        doc, provenance = example
+        if not lines:
+            lines = ["### Prompts", "", provenance, ""]
         request = spec.render(doc)
+        if spec.output_type == "multiple_choice":
+            delimiter = f"`target_delimiter={spec.target_delimiter!r}`"
+            answer = f"choices (after {delimiter}): `{request.choices}`; gold: {request.gold}"
+        else:
+            answer = f"target: `{request.target}`; {len(request.images)} image(s)"
         lines += [
             f"<details><summary><code>{spec.name}</code></summary>",
             "",
@@ -60,7 +103,7 @@ def _examples(specs: list[TaskSpec], doc: dict) -> list[str]:
             request.query.rstrip("\n"),
             "```",
             "",
-            f"choices (after `target_delimiter={spec.target_delimiter!r}`): `{request.choices}`; gold: {request.gold}",
+            answer,
             "",
             "</details>",
             "",
@@ -76,14 +119,14 @@ def render_catalogue() -> str:
     for benchmark, specs in by_benchmark.items():
         out += [f"## {benchmark}", ""]
         out += [*_table(specs), ""]
-        out += [
-            "Subtasks and groups (every variant has the same; scores are micro-averaged by size):"
-            if specs[0].weight_by_size
-            else "Subtasks and groups:",
-            "",
-        ]
-        out += [*_subsets(specs[0]), ""]
-        doc = _example_doc(benchmark)
-        if doc:
-            out += ["### Prompts", "", *_examples(specs, doc)]
+        if specs[0].subsets:
+            out += [
+                "Subtasks and groups (every variant has the same; scores are micro-averaged by size):"
+                if specs[0].weight_by_size
+                else "Subtasks and groups:",
+                "",
+            ]
+            out += [*_subsets(specs[0]), ""]
+        out += _families(benchmark)
+        out += _examples(specs)
     return "\n".join(out).rstrip() + "\n"

@@ -19,17 +19,35 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from dataset_builders.arabculture import DEFAULT_SOURCE, build
+    if args.benchmark == "gimmick":
+        from dataset_builders import gimmick
 
-    report = build(args.source or DEFAULT_SOURCE, Path(args.out), on_bad_records=args.on_bad_records)
+        given = {name: getattr(args, name) for name in ("sivqa", "vvqa", "coqa") if getattr(args, name)}
+        report = gimmick.build(
+            Path(args.out),
+            **(given or gimmick.DEFAULT_SOURCES),
+            videos_dir=args.videos_dir,
+            seed=args.seed,
+            min_center_frame_similarity=args.min_center_frame_similarity,
+            similarity_inclusive=args.similarity_inclusive,
+            on_bad_records=args.on_bad_records,
+        )
+    else:
+        from dataset_builders.arabculture import DEFAULT_SOURCE, build
+
+        report = build(args.source or DEFAULT_SOURCE, Path(args.out), on_bad_records=args.on_bad_records)
     print(report)
     return 0
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
+    from dataset_builders import gimmick
     from dataset_builders.hub import publish
 
-    publish(Path(args.folder), args.repo_id, private=args.private, revision=args.revision)
+    if args.gated or gimmick.is_gimmick_folder(Path(args.folder)):  # GIMMICK's sources are gated: so is ours
+        gimmick.publish(Path(args.folder), args.repo_id, private=args.private, revision=args.revision)
+    else:
+        publish(Path(args.folder), args.repo_id, private=args.private, revision=args.revision)
     print(f"published {args.folder} to https://huggingface.co/datasets/{args.repo_id}")
     return 0
 
@@ -85,6 +103,21 @@ def _cmd_breakdown(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_judge(args: argparse.Namespace) -> int:
+    from arab_mm_tasks.judge_saved import judge_saved
+    from metric_plugins.judge.config import JudgeConfig
+
+    config = JudgeConfig.from_env_or_args(args.judge)
+    if not config.model:
+        raise SystemExit("arab-mm-tasks judge: no judge model: pass --judge model=... or set ARAB_MM_JUDGE_MODEL")
+    report = judge_saved(args.paths, config, args.out)
+    for task, scores in report["results"].items():
+        print(task)
+        print("\n".join(f"  {name}: {score}" for name, score in scores.items()))
+    print(f"wrote the judged samples and results_judged.json to {args.out}")
+    return 0
+
+
 def _cmd_tasks_path(args: argparse.Namespace) -> int:
     from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR
 
@@ -100,14 +133,30 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--subtasks", action="store_true", help="also list per-country subtasks")
     s.set_defaults(func=_cmd_list)
 
+    s = sub.add_parser("judge", help="judge saved generations (lm-eval samples / lighteval details) of judged tasks")
+    s.add_argument("paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, or folders")
+    s.add_argument("--judge", help='judge settings, e.g. "model=gpt-4o-2024-11-20,concurrency=32" (docs/judge.md)')
+    s.add_argument("--out", required=True, help="folder for the judged copies and results_judged.json")
+    s.set_defaults(func=_cmd_judge)
+
     s = sub.add_parser("build", help="build a benchmark's Hub-layout dataset folder from the authors' release")
-    s.add_argument("benchmark", choices=["arabculture"])
+    s.add_argument("benchmark", choices=["arabculture", "gimmick"])
     s.add_argument(
         "--source",
-        help="Hub repo id, local folder or .jsonl of the authors' release (default: the authors' Hub repo)",
+        help="arabculture: Hub repo id, local folder or .jsonl of the authors' release (default: the authors' repo)",
     )
     s.add_argument("--out", required=True, help="output folder (Hub layout: data/<config>/*.parquet + README.md)")
     s.add_argument("--on-bad-records", choices=["error", "warn", "skip"], default="error")
+    g = s.add_argument_group("gimmick (each source: Hub id, save_to_disk folder, parquet or jsonl)")
+    g.add_argument("--sivqa", help="CIVQA source (floschne/gimmick-sivqa)")
+    g.add_argument("--vvqa", help="CVVQA source; its clips are local files (see --videos-dir)")
+    g.add_argument("--videos-dir", help="folder holding the CVVQA clips named by `video_fn`")
+    g.add_argument("--coqa", help="COQA/CKQA source (floschne/gimmick-coqa)")
+    g.add_argument("--seed", type=int, default=1312, help="COQA option sampling seed (the authors' 1312)")
+    g.add_argument("--min-center-frame-similarity", type=float, default=0.5)
+    g.add_argument(
+        "--similarity-inclusive", action="store_true", help="keep similarity == threshold (the authors' code)"
+    )
     s.set_defaults(func=_cmd_build)
 
     s = sub.add_parser("publish", help="push a built folder to the Hub (token from `hf auth login` or HF_TOKEN)")
@@ -115,6 +164,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--repo-id", required=True)
     s.add_argument("--private", action="store_true")
     s.add_argument("--revision")
+    s.add_argument("--gated", action="store_true", help="gate access (automatic for GIMMICK folders)")
     s.set_defaults(func=_cmd_publish)
 
     s = sub.add_parser("demo", help="evaluate a model on the bundled ArabCulture sample through lm-eval")

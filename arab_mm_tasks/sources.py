@@ -23,6 +23,7 @@ HUB_ORG = "arab-mm-tasks"
 # benchmark name -> repository name under HUB_ORG
 HUB_REPOS: dict[str, str] = {
     "arabculture": "arabculture",
+    "gimmick": "gimmick",
 }
 
 

@@ -1,16 +1,20 @@
 """The task-spec core: one declarative object per task variant.
 
 A `TaskSpec` says where a task's documents come from, how one document becomes a
-request (prompt, choices, gold index), how it is scored and how scores are broken down.
+request (prompt and images; choices and gold index, or a target to generate), how it is
+scored and how scores are broken down.
 It imports no harness: `harness.lm_eval` and `harness.lighteval` translate specs, so a
 prompt is written once and both harnesses are guaranteed to see the same bytes.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+IMAGE_PLACEHOLDER = "<image>"  # lm-eval's placeholder; hf-multimodal / vllm-vlm map it to the model's image token
 
 
 class RecordError(ValueError):
@@ -19,15 +23,79 @@ class RecordError(ValueError):
 
 @dataclass(frozen=True)
 class Request:
-    """What a harness needs for one document of a log-likelihood multiple-choice task.
+    """What a harness needs for one document.
 
-    The model scores ``target_delimiter + choices[i]`` as a continuation of ``query``;
-    ``gold`` is the index of the correct choice.
+    Multiple choice: the model scores ``target_delimiter + choices[i]`` as a continuation of
+    ``query``; ``gold`` is the index of the correct choice.
+    Generation: the model continues ``query``; ``target`` is the ground truth its answer is
+    scored against. ``images`` are the document's images (or video frames), in the order of the
+    ``<image>`` placeholders in ``query``: one placeholder per image.
     """
 
     query: str
-    choices: list[str]
-    gold: int
+    choices: list[str] = field(default_factory=list)
+    gold: int | None = None
+    target: str | None = None
+    images: list[Any] = field(default_factory=list)  # PIL images
+
+    def __post_init__(self) -> None:
+        placeholders = self.query.count(IMAGE_PLACEHOLDER)
+        if placeholders != len(self.images):
+            raise ValueError(f"query has {placeholders} {IMAGE_PLACEHOLDER} placeholders for {len(self.images)} images")
+
+
+# a run of placeholders, one per line, and the blank line after it
+_PLACEHOLDER_BLOCK = re.compile(rf"(?:{re.escape(IMAGE_PLACEHOLDER)}\n?)+\n?")
+
+
+def without_image_placeholders(query: str) -> str:
+    r"""The query with its ``<image>`` placeholders and the blank line after them removed.
+
+    For harnesses that place images themselves (lighteval's vision model puts them after the
+    text), so the model sees the same words without stray placeholder tokens.
+
+    >>> without_image_placeholders("<image>\n<image>\n\nName it.")
+    'Name it.'
+    >>> without_image_placeholders("Describe it.\n\n<image>\n<image>\n\nYour answer:")
+    'Describe it.\n\nYour answer:'
+    """
+    return _PLACEHOLDER_BLOCK.sub("", query)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """Decoding settings of a generative task: greedy, zero-shot, at most `max_new_tokens` new tokens."""
+
+    max_new_tokens: int = 512
+    until: tuple[str, ...] = ()  # extra stop strings; the model's end-of-sequence token always stops
+
+
+@dataclass(frozen=True)
+class GenerativeMetric:
+    """A metric of generated answers: one score per sample, averaged overall and per region.
+
+    ``score(prediction, target)`` gives a sample's score. A judged metric has no `score`: it names
+    a judge prompt (`metric_plugins.judge.prompts`) and ``judge_fields(prediction, target)`` fills
+    its template; the judge scores every sample of a run at aggregation time, concurrently and
+    cached, and the harness also reports ``<name>_unscored`` (invalid or failed judgements, left
+    out of the mean). ``overall`` picks the overall average: "micro" (over samples) or "macro"
+    (mean of the region means, see `metric_plugins.region_aggregation`). With ``by_region`` the
+    harness also reports ``<name>_<region>`` for each region of the task.
+    """
+
+    name: str
+    score: Callable[[str, str], float] | None = None
+    overall: Literal["micro", "macro"] = "micro"
+    by_region: bool = True
+    description: str = ""
+    judge_prompt: str | None = None
+    judge_fields: Callable[[str, str], dict[str, str]] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.score is None) == (self.judge_prompt is None) or (self.judge_prompt is None) != (
+            self.judge_fields is None
+        ):
+            raise ValueError(f"metric {self.name}: give either `score` or `judge_prompt` with `judge_fields`")
 
 
 @dataclass(frozen=True)
@@ -51,11 +119,18 @@ class TaskSpec:
         subsets / groups: per-config subtasks and the groups that aggregate them
             (lm-eval prints subset, group and overall rows).
     Prompting:
-        render: document -> `Request`; pure, and raises `RecordError` on a bad record.
-        target_delimiter: put between the query and each choice.
+        render: document -> `Request`; pure (it may decode the document's media), and raises
+            `RecordError` on a bad record.
+        target_delimiter: put between the query and each choice (multiple choice).
+        modality: "text", or "image" when requests carry images (or video frames).
     Scoring:
-        output_type: only "multiple_choice" (log-likelihood ranking) for now.
-        metrics: lm-eval metric names; lighteval gets the equivalent metrics.
+        output_type: "multiple_choice" (log-likelihood ranking) or "generate_until".
+        metrics: multiple choice: lm-eval metric names (lighteval gets the equivalents).
+        generative_metrics / generation: scoring and decoding of a generative task.
+        target: document -> ground truth of a generative task, without loading its media (the
+            harness scores with it after generation; `render` puts the same string in `Request.target`).
+        region_key / regions: the multi-valued document field and its values that
+            generative metrics are reported by (a sample counts in each of its regions).
         weight_by_size: True = micro average over documents at group and overall level.
         breakdown_keys: document fields results are broken down by.
     Versioning:
@@ -70,13 +145,44 @@ class TaskSpec:
     groups: Mapping[str, str]
     split: str = "test"
     all_config: str = "all"
-    output_type: Literal["multiple_choice"] = "multiple_choice"
+    output_type: Literal["multiple_choice", "generate_until"] = "multiple_choice"
     target_delimiter: str = ""
+    modality: Literal["text", "image"] = "text"
     metrics: tuple[str, ...] = ("acc", "acc_norm")
+    generative_metrics: tuple[GenerativeMetric, ...] = ()
+    generation: Generation | None = None
+    target: Callable[[Mapping[str, Any]], str] | None = None
+    region_key: str | None = None
+    regions: tuple[str, ...] = ()
     weight_by_size: bool = True
     breakdown_keys: tuple[str, ...] = ()
     aliases: tuple[str, ...] = field(default=())
     version: int = 1
+
+    def __post_init__(self) -> None:
+        generative = self.output_type == "generate_until"
+        parts = (self.generation is not None, bool(self.generative_metrics), self.target is not None)
+        if any(part != generative for part in parts):
+            raise ValueError(
+                f"{self.name}: a generate_until task needs `generation`, `generative_metrics` and `target`"
+            )
+        if any(m.by_region for m in self.generative_metrics) and not (self.region_key and self.regions):
+            raise ValueError(f"{self.name}: per-region metrics need `region_key` and `regions`")
+
+    def metric_names(self) -> list[str]:
+        """Every metric a run reports, per-region ones included (``relaxed_acc_W``)."""
+        if self.output_type == "multiple_choice":
+            return list(self.metrics)
+        names = []
+        for metric in self.generative_metrics:
+            names.append(metric.name)
+            names += [f"{metric.name}_{region}" for region in self.regions] if metric.by_region else []
+            names += [f"{metric.name}_unscored"] if metric.judge_prompt else []
+        return names
+
+    @property
+    def has_media(self) -> bool:
+        return self.modality != "text"
 
     def subset_task(self, subset: Subset) -> str:
         return f"{self.name}_{subset.name}"
@@ -86,3 +192,18 @@ class TaskSpec:
 
     def subsets_of(self, group: str) -> list[Subset]:
         return [s for s in self.subsets if s.group == group]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A named group of task variants (lm-eval prints it as a group).
+
+    With ``average`` the group also reports the unweighted mean of its members' metrics (GIMMICK's
+    "Avg." over input settings); without it, it only runs them together (hint settings are
+    compared, never averaged).
+    """
+
+    name: str
+    tasks: tuple[str, ...]
+    description: str
+    average: bool = False

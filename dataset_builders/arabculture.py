@@ -27,7 +27,6 @@ from datasets import Features, List, Value
 from arab_mm_tasks.arabculture import REGION_OF_COUNTRY, REGIONS, gold_index
 from arab_mm_tasks.data import SAMPLE_PATH
 from arab_mm_tasks.sources import HUB_ORG, HUB_REPOS
-from arab_mm_tasks.spec import RecordError
 from dataset_builders import hub
 from dataset_builders.arabculture_card import render_arabculture_card
 from dataset_builders.arabculture_source import SOURCE_REPO, SPLIT, SourceConfigs, read_source
@@ -69,12 +68,8 @@ FEATURES = Features(
 )
 
 
-class ArabCultureRecordError(RecordError):
-    """A release record that fails validation; the message names the record and the field."""
-
-    def __init__(self, record_id: str, field: str, problem: str) -> None:
-        super().__init__(f"{record_id}: field {field!r} {problem}")
-        self.record_id, self.field, self.problem = record_id, field, problem
+class ArabCultureRecordError(hub.BadRecord):
+    """An ArabCulture release record that fails validation; the message names the record and the field."""
 
 
 # ---------------------------------------------------------------------------- validation
@@ -212,11 +207,7 @@ def build(
                 try:
                     rows.append(to_row(record, config, index))
                 except ArabCultureRecordError as err:
-                    if on_bad_records == "error":
-                        raise
-                    report.skipped.append(hub.SkippedRecord(err.record_id, f"field {err.field!r} {err.problem}"))
-                    if on_bad_records == "warn":
-                        logger.warning("skipping bad record: %s", err)
+                    report.skip_or_raise(err, on_bad_records)
                     continue
                 extra_fields.update(set(record) - set(RAW_FIELDS))
                 _count(rows[-1], stats, unmapped)

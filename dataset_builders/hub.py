@@ -26,6 +26,8 @@ import datasets
 import pyarrow.parquet as pq
 import yaml
 
+from arab_mm_tasks.spec import RecordError
+
 logger = logging.getLogger(__name__)
 
 CARD_FILE = "README.md"
@@ -45,6 +47,14 @@ def data_files_pattern(config: str, split: str) -> str:
 
 
 # ---------------------------------------------------------------------------- build report
+
+
+class BadRecord(RecordError):
+    """A release record a builder cannot use; the message names the record and the field."""
+
+    def __init__(self, record_id: str, field: str, problem: str) -> None:
+        super().__init__(f"{record_id}: field {field!r} {problem}")
+        self.record_id, self.field, self.problem = record_id, field, problem
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,14 @@ class BuildReport:
     skipped: list[SkippedRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
+
+    def skip_or_raise(self, error: BadRecord, on_bad_records: str) -> None:
+        """``on_bad_records``: "error" raises `error`; "skip" records it as skipped; "warn" also logs it."""
+        if on_bad_records == "error":
+            raise error
+        self.skipped.append(SkippedRecord(error.record_id, f"field {error.field!r} {error.problem}"))
+        if on_bad_records == "warn":
+            logger.warning("skipping bad record: %s", error)
 
     @property
     def rows_skipped(self) -> int:

@@ -47,5 +47,30 @@ def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory, sample_records: list[d
 def cli_env() -> dict[str, str]:
     """Environment for harness command lines: offline, and no PYTHONPATH so the installed package runs."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    # one torch thread: generation on the tiny models is latency-bound, and CI has 2 shared cores
+    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1")
     return env
+
+
+@pytest.fixture(scope="session")
+def gimmick_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A local GIMMICK folder built by the real builder from sources in the authors' formats (tiny media)."""
+    from gimmick_fixtures import build_gimmick_hub_dir
+
+    return build_gimmick_hub_dir(tmp_path_factory.mktemp("gimmick"))
+
+
+@pytest.fixture(scope="session")
+def tiny_vlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-layer random-weight LLaVA (CLIP tower + Llama) whose tokenizer was trained on GIMMICK prompts."""
+    from arab_mm_tasks.tiny_model import build_tiny_vlm
+
+    return build_tiny_vlm(tmp_path_factory.mktemp("models") / "tiny-vlm")
+
+
+@pytest.fixture(scope="session")
+def tiny_gimmick_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random-weight text LM for GIMMICK's text-only variants."""
+    from arab_mm_tasks.tiny_model import build_tiny_lm, gimmick_corpus
+
+    return build_tiny_lm(tmp_path_factory.mktemp("models") / "tiny-gimmick-lm", gimmick_corpus())

@@ -52,3 +52,14 @@ def test_missing_dataset_folder_is_a_clear_error(tmp_path, tiny_lm_dir, cli_env)
     )  # fmt: skip
     assert proc.returncode != 0
     assert "arabculture: dataset folder './no/such/folder' does not exist" in proc.stderr
+
+
+def test_build_gimmick_from_the_authors_formats(tmp_path, capsys):
+    from gimmick_fixtures import write_gimmick_sources
+
+    sources = write_gimmick_sources(tmp_path / "sources")
+    options = [item for name, path in sources.items() for item in (f"--{name.replace('_', '-')}", str(path))]
+    assert main(["build", "gimmick", "--out", str(tmp_path / "out"), *options]) == 0
+    report = capsys.readouterr().out
+    assert "cvvqa_removed_by_similarity: 2" in report  # the paper's > 0.5 rule, counted, not silently dropped
+    assert {p.name for p in (tmp_path / "out" / "data").iterdir()} == {"civqa", "cvvqa", "coqa_c", "coqa_r", "ckqa"}

@@ -37,5 +37,7 @@ def test_readme_opens_with_the_two_commands_ci_runs():
 
 def test_fidelity_doc_covers_the_decisions():
     fidelity = (REPO / "docs" / "fidelity.md").read_text("utf-8")
-    for topic in ("target delimiter", "gold", "headline", "few-shot", "should_discard", "chat template"):
+    topics = ("target delimiter", "gold", "headline", "few-shot", "should_discard", "chat template")
+    topics += ("relaxed accuracy", "1 frame per second", "similarity threshold", "options, sampled once", "L184")
+    for topic in topics:
         assert topic.lower() in fidelity.lower(), topic

@@ -21,6 +21,8 @@ from arab_mm_tasks.sources import DatasetSource, load_split, local_dataset_cache
 
 TABLE = {config.name: config for config in TASKS_TABLE}
 
+ARABCULTURE = {name: spec for name, spec in all_specs().items() if spec.benchmark == "arabculture"}
+
 
 def task_names(spec) -> list[str]:
     return [spec.name, *spec.aliases, *(f"{spec.name}:{s.name}" for s in spec.subsets)]
@@ -31,9 +33,9 @@ def as_lighteval_row(record: dict) -> dict:
     return {**record, "__few_shots": False, "__index": 0}
 
 
-@pytest.mark.parametrize("name", sorted(all_specs()))
+@pytest.mark.parametrize("name", sorted(ARABCULTURE))
 def test_prompt_function_yields_exactly_the_spec_request(name, sample_records):
-    spec = all_specs()[name]
+    spec = ARABCULTURE[name]
     plain_text = PromptManager(use_chat_template=False)
     for task_name in task_names(spec):
         prompt = TABLE[task_name].prompt_function
@@ -51,7 +53,7 @@ def test_prompt_function_yields_exactly_the_spec_request(name, sample_records):
 def test_table_has_every_spec_alias_and_country_on_its_config():
     names = [config.name for config in TASKS_TABLE]
     assert len(names) == len(set(names))
-    for spec in all_specs().values():
+    for spec in ARABCULTURE.values():
         hub = DatasetSource.default(spec.benchmark).path
         for name in (spec.name, *spec.aliases):
             assert TABLE[name].hf_subset == spec.all_config
@@ -65,7 +67,8 @@ def test_table_has_every_spec_alias_and_country_on_its_config():
             assert [m.metric_name for m in config.metrics] == list(spec.metrics) == ["acc", "acc_norm"]
             assert config.version == spec.version
     assert {"arabculture_mcq", "arabculture_completion", "arabculture_mcq_en_none:egypt"} <= set(TABLE)
-    assert len(TASKS_TABLE) == 12 * (1 + 13) + 2
+    gimmick = [s for s in all_specs().values() if s.benchmark == "gimmick"]
+    assert len(TASKS_TABLE) == 12 * (1 + 13) + 2 + len(gimmick)  # a GIMMICK variant is one task
 
 
 def test_prompt_function_refuses_few_shot_examples(sample_records):
@@ -78,8 +81,10 @@ def test_dataset_paths_and_revisions_override_the_hub(tmp_path):
     folder = tmp_path / "arabculture"
     folder.mkdir()
     table = build_tasks_table(paths={"arabculture": str(folder)}, revisions={"arabculture": "v1"})
-    assert {(c.hf_repo, c.hf_revision) for c in table} == {(str(folder.resolve()), "v1")}
-    assert {c.hf_repo for c in build_tasks_table(paths={"arabculture": "me/arabculture"})} == {"me/arabculture"}
+    sources = {(c.hf_repo, c.hf_revision) for c in table}
+    assert sources == {(str(folder.resolve()), "v1"), ("arab-mm-tasks/gimmick", None)}  # only the one benchmark
+    renamed = {c.hf_repo for c in build_tasks_table(paths={"arabculture": "me/arabculture"})}
+    assert renamed == {"me/arabculture", "arab-mm-tasks/gimmick"}
     with pytest.raises(KeyError, match="unknown benchmark"):
         build_tasks_table(paths={"nope": str(folder)})
     with pytest.raises(FileNotFoundError):

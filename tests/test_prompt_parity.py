@@ -16,6 +16,8 @@ from arab_mm_tasks.harness.lighteval_tasks import build_tasks_table
 from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR
 from arab_mm_tasks.registry import all_specs
 
+ARABCULTURE = {name: spec for name, spec in all_specs().items() if spec.benchmark == "arabculture"}
+
 
 @pytest.fixture(scope="module")
 def lm_eval_manager(arabculture_hub_dir: Path):
@@ -31,11 +33,11 @@ def lighteval_configs(arabculture_hub_dir: Path) -> dict:
     return {c.name: c for c in build_tasks_table(paths={"arabculture": str(arabculture_hub_dir)})}
 
 
-@pytest.mark.parametrize("name", sorted(all_specs()))
+@pytest.mark.parametrize("name", sorted(ARABCULTURE))
 def test_lm_eval_and_lighteval_agree(name, lm_eval_manager, lighteval_configs):
     import datasets
 
-    spec = all_specs()[name]
+    spec = ARABCULTURE[name]
     config = lighteval_configs[name]
     # lighteval's own loading call for this task (the whole benchmark, `all` config)
     lighteval_rows = datasets.load_dataset(config.hf_repo, config.hf_subset, split=spec.split)
@@ -52,3 +54,40 @@ def test_lm_eval_and_lighteval_agree(name, lm_eval_manager, lighteval_configs):
             assert task.doc_to_target(doc) == ours.gold_index
             seen += 1
     assert seen == len(lighteval_docs) > 0  # every document of every country compared
+
+
+GIMMICK = {name: spec for name, spec in all_specs().items() if spec.benchmark == "gimmick"}
+
+
+@pytest.fixture(scope="module")
+def gimmick_harnesses(gimmick_hub_dir: Path):
+    from lm_eval.tasks import TaskManager
+
+    manager = TaskManager(
+        include_path=str(TASKS_DIR), include_defaults=False, metadata={"gimmick_path": str(gimmick_hub_dir)}
+    )
+    return manager, {c.name: c for c in build_tasks_table(paths={"gimmick": str(gimmick_hub_dir)})}
+
+
+@pytest.mark.parametrize("name", sorted(GIMMICK))
+def test_gimmick_lm_eval_and_lighteval_agree(name, gimmick_harnesses):
+    """Same words (lighteval's without the placeholder lines), same images, same target, every built document."""
+    import datasets
+
+    from arab_mm_tasks.spec import without_image_placeholders
+
+    manager, configs = gimmick_harnesses
+    (task,) = manager.load([name])["tasks"].values()
+    config = configs[name]
+    rows = datasets.load_dataset(config.hf_repo, config.hf_subset, split="test")
+    lighteval_docs = {row["id"]: config.prompt_function(row, name) for row in rows}
+    docs = list(task.test_docs())
+    assert len(docs) == len(lighteval_docs) > 0
+    for doc in docs:
+        ours = lighteval_docs[doc["id"]]
+        text = task.doc_to_text(doc)
+        assert without_image_placeholders(text) == ours.query
+        assert [task.doc_to_target(doc)] == ours.get_golds()
+        images = task.doc_to_image(doc) if task.config.doc_to_image else []
+        assert [im.tobytes() for im in images] == [im.tobytes() for im in ours.images or []]
+        assert text.count("<image>") == len(images)

@@ -6,6 +6,11 @@ Per spec (e.g. ``arabculture_mcq_en_none``) the table holds:
 - one task per alias (``arabculture_mcq``), on the same config;
 - ``<spec>:<subset>`` per country (``arabculture_mcq_en_none:egypt``), on the country's config.
 
+A generative spec (GIMMICK) is one task, ``<spec>``, on its config. Its images (or video frames)
+go in ``Doc.images``; lighteval's vision model puts them after the text itself, so the query is
+the spec's prompt without its ``<image>`` placeholder lines (`spec.without_image_placeholders`).
+Scores and their per-region aggregation are the same functions lm-eval uses (`arab_mm_tasks.scoring`).
+
 Prompt, choices and gold come only from ``spec.render``; this module adds no prompt text.
 Every task is zero-shot: the benchmarks are test-only, so few-shot examples would be drawn from
 the split being evaluated, and the prompt function refuses to build them.
@@ -26,14 +31,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lighteval.metrics.dynamic_metrics import LogLikelihoodAccMetric
+from lighteval.metrics.metrics_sample import SampleLevelComputation
 from lighteval.metrics.normalizations import LogProbCharNorm
-from lighteval.metrics.utils.metric_utils import Metric
+from lighteval.metrics.utils.metric_utils import Metric, SampleLevelMetricGrouping
+from lighteval.models.model_output import ModelResponse
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
-from lighteval.tasks.requests import Doc
+from lighteval.tasks.requests import Doc, SamplingMethod
 
 from arab_mm_tasks.registry import all_specs
+from arab_mm_tasks.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
 from arab_mm_tasks.sources import DatasetSource
-from arab_mm_tasks.spec import Subset, TaskSpec
+from arab_mm_tasks.spec import Subset, TaskSpec, without_image_placeholders
 
 MODULE = "arab_mm_tasks.harness.lighteval_tasks"  # what ``--custom-tasks`` takes
 
@@ -51,6 +59,15 @@ def make_prompt_function(spec: TaskSpec) -> Callable[[dict[str, Any], str | None
         if line.get("__few_shots"):
             raise ValueError(f"{spec.name} is zero-shot only: run it as '{task_name}|0'")
         request = spec.render(line)
+        if spec.output_type == "generate_until":
+            return Doc(
+                task_name=task_name or spec.name,
+                query=without_image_placeholders(request.query),
+                choices=[request.target],
+                gold_index=0,
+                images=request.images or None,
+                specific={"id": line.get("id"), "target": request.target, "regions": sample_regions(spec, line)},
+            )
         # instruction stays None: with "" lighteval strips the query and prepends "\n\n" to it.
         return Doc(
             task_name=task_name or spec.name,
@@ -67,7 +84,45 @@ def make_prompt_function(spec: TaskSpec) -> Callable[[dict[str, Any], str | None
     return prompt
 
 
+class GenerativeScores(SampleLevelComputation):
+    """A spec's generative metrics for one sample (the first generation, as lm-eval scores it)."""
+
+    def __init__(self, spec: TaskSpec) -> None:
+        self.spec = spec
+
+    def compute(self, doc: Doc, model_response: ModelResponse, **kwargs: Any) -> dict[str, Any]:
+        specific = doc.specific or {}
+        return score_prediction(self.spec, model_response.final_text[0], specific["target"], specific["regions"])
+
+    def __str__(self) -> str:  # lighteval hashes the metric's str into its cache keys
+        return f"GenerativeScores({self.spec.name}, v{self.spec.version})"
+
+
+def generative_metric(spec: TaskSpec) -> SampleLevelMetricGrouping:
+    names = spec.metric_names()
+    return SampleLevelMetricGrouping(
+        metric_name=names,
+        higher_is_better=dict.fromkeys(names, True),
+        category=SamplingMethod.GENERATIVE,
+        sample_level_fn=GenerativeScores(spec),
+        corpus_level_fn={name: aggregator(aggregation_kind(spec, name)) for name in names},
+    )
+
+
 def _task_config(spec: TaskSpec, name: str, config: str, source: DatasetSource) -> LightevalTaskConfig:
+    if spec.output_type == "generate_until":
+        assert spec.generation is not None
+        scoring = {
+            "metrics": [generative_metric(spec)],
+            "generation_size": spec.generation.max_new_tokens,
+            "stop_sequence": list(spec.generation.until),
+        }
+    else:
+        scoring = {
+            "metrics": [METRICS[metric]() for metric in spec.metrics],
+            "generation_size": -1,  # log-likelihood only: nothing is generated
+            "stop_sequence": None,
+        }
     return LightevalTaskConfig(
         name=name,
         prompt_function=make_prompt_function(spec),
@@ -77,10 +132,8 @@ def _task_config(spec: TaskSpec, name: str, config: str, source: DatasetSource) 
         hf_avail_splits=[spec.split],
         evaluation_splits=[spec.split],
         few_shots_split=None,  # zero-shot only, see make_prompt_function
-        metrics=[METRICS[metric]() for metric in spec.metrics],
-        generation_size=-1,  # log-likelihood only: nothing is generated
-        stop_sequence=None,
         version=spec.version,
+        **scoring,
     )
 
 

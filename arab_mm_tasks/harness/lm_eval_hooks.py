@@ -3,33 +3,52 @@
 - `load_dataset`: lm-eval's `custom_dataset`. It receives the task's `dataset_kwargs`
   (benchmark, config, split) and the run's ``--metadata``, so ``--metadata
   '{"arabculture_path": "/data/arabculture"}'`` points a run at a local folder or another repo.
-- ``process_docs_<task name>``: adds the request columns (`request_query`, `request_choices`,
-  `request_gold`) that the YAML's `doc_to_text` / `doc_to_choice` / `doc_to_target` read. They
-  are resolved from the spec registry by name (module `__getattr__`), so no prompt code lives here.
+- ``process_docs_<task name>`` (multiple choice): adds the request columns (`request_query`,
+  `request_choices`, `request_gold`) that the YAML's `doc_to_text` / `doc_to_choice` /
+  `doc_to_target` read.
+- ``doc_to_text_<task>``, ``doc_to_image_<task>``, ``doc_to_target_<task>``,
+  ``process_results_<task>`` (generative): prompt, images (or video frames), ground truth and
+  per-sample scores. A document's media are decoded once: lm-eval asks for its text and then its
+  images in a row, so the last few rendered requests are kept.
+- ``aggregate_micro`` / ``aggregate_macro`` / ``aggregate_region_<code>``: generative metrics'
+  aggregations (`arab_mm_tasks.scoring`).
+
+All per-task hooks are resolved from the spec registry by name (module `__getattr__`), so no
+prompt code lives here.
 - `ZeroShotOnly`: the few-shot sampler of every task; these benchmarks are test-only, and
   few-shot examples would be drawn from the split being evaluated.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from typing import Any
 
 from lm_eval.api.samplers import ContextSampler
 
+from arab_mm_tasks import judging
 from arab_mm_tasks.registry import all_specs
+from arab_mm_tasks.scoring import aggregator, score_sample
 from arab_mm_tasks.sources import DatasetSource, load_split
-from arab_mm_tasks.spec import TaskSpec
+from arab_mm_tasks.spec import Request, TaskSpec
 
 PROCESS_DOCS_PREFIX = "process_docs_"
 RENDERED_SPLITS_KEPT = 32  # per variant: every country of a benchmark, several times over
+RENDERED_REQUESTS_KEPT = 4  # per variant: a document's text and images are asked for one after the other
 
 
 def load_dataset(*, benchmark: str, config: str, split: str, **metadata: Any):
     """Load one config of a benchmark as ``{split: Dataset}`` from its (possibly overridden) source."""
     import datasets
 
+    if "judge" in metadata:  # the run's judge for judged metrics (GIMMICK CKQA), see arab_mm_tasks.judging
+        judging.configure(metadata["judge"])
+    if benchmark == "gimmick":  # optional CVVQA frame limits (gimmick.FrameSettings)
+        from arab_mm_tasks import gimmick
+
+        gimmick.configure_frames(metadata.get("gimmick_max_frames"), metadata.get("gimmick_max_side"))
     source = DatasetSource.from_metadata(benchmark, metadata)
     return datasets.DatasetDict({split: load_split(source, config, split)})
 
@@ -61,17 +80,66 @@ def make_process_docs(spec: TaskSpec) -> Callable:
     return process_docs
 
 
-_PROCESS_DOCS: dict[str, Callable] = {}
+def make_renderer(spec: TaskSpec) -> Callable[[dict], Request]:
+    """`spec.render` keeping the last few requests by document id, so media are decoded once per document."""
+    recent: dict[str, Request] = {}
+
+    def render(doc: dict) -> Request:
+        key = str(doc.get("id"))
+        if key not in recent:
+            if len(recent) >= RENDERED_REQUESTS_KEPT:
+                recent.pop(next(iter(recent)))
+            recent[key] = spec.render(doc)
+        return recent[key]
+
+    return render
 
 
-def __getattr__(name: str) -> Callable:
+@functools.cache  # one renderer per task, shared by its text and image hooks
+def generative_hooks(task: str) -> dict[str, Callable]:
+    spec = all_specs()[task]
+    render = make_renderer(spec)
+
+    def process_results(doc: dict, results: list[str]) -> dict:
+        return score_sample(spec, doc, results[0])
+
+    assert spec.target is not None
+    return {
+        "doc_to_text": lambda doc: render(doc).query,
+        "doc_to_image": lambda doc: render(doc).images,
+        "doc_to_target": spec.target,
+        "process_results": process_results,
+    }
+
+
+_PER_TASK: dict[str, Callable] = {}
+_GENERATIVE_HOOKS = ("doc_to_text_", "doc_to_image_", "doc_to_target_", "process_results_")
+
+
+def _resolve(name: str) -> Callable | None:
     if name.startswith(PROCESS_DOCS_PREFIX):
         task = name.removeprefix(PROCESS_DOCS_PREFIX)
         if task in all_specs():
-            if task not in _PROCESS_DOCS:
-                _PROCESS_DOCS[task] = make_process_docs(all_specs()[task])
-            return _PROCESS_DOCS[task]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+            return make_process_docs(all_specs()[task])
+    for prefix in _GENERATIVE_HOOKS:
+        task = name.removeprefix(prefix)
+        if name.startswith(prefix) and task in all_specs() and all_specs()[task].output_type == "generate_until":
+            return generative_hooks(task)[prefix.rstrip("_")]
+    if name.startswith("aggregate_"):
+        try:
+            return aggregator(name.removeprefix("aggregate_"))
+        except KeyError:
+            return None
+    return None
+
+
+def __getattr__(name: str) -> Callable:
+    if name not in _PER_TASK:
+        hook = _resolve(name)
+        if hook is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        _PER_TASK[name] = hook
+    return _PER_TASK[name]
 
 
 class ZeroShotOnly(ContextSampler):

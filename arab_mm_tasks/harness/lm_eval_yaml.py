@@ -10,6 +10,10 @@ Layout per spec, e.g. ``arabculture_mcq_en_none``:
     arabculture/arabculture_mcq_en_none/_gulf.yaml          one group per region
     arabculture/arabculture_mcq_en_none/egypt.yaml          one task per country config
 Aliases (``arabculture_mcq``) are groups over the same region groups.
+
+A generative spec (GIMMICK) is one task file, ``gimmick/gimmick_civqa_none.yaml``, whose prompt,
+target, images and scores come from hooks named after it; each family (``gimmick_coqa_c``) is a
+group file ``gimmick/_gimmick_coqa_c.yaml``.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from pathlib import Path
 
 import yaml
 
-from arab_mm_tasks.registry import all_specs
+from arab_mm_tasks.registry import all_families, all_specs
+from arab_mm_tasks.scoring import aggregation_kind
 from arab_mm_tasks.sources import DatasetSource
-from arab_mm_tasks.spec import TaskSpec
+from arab_mm_tasks.spec import Family, TaskSpec
 
 TASKS_DIR = Path(__file__).parent / "lm_eval_tasks"
 HOOKS = "arab_mm_tasks.harness.lm_eval_hooks"
@@ -44,8 +49,66 @@ def _aggregate(spec: TaskSpec) -> list[dict]:
     return [{"metric": m, "weight_by_size": spec.weight_by_size} for m in spec.metrics]
 
 
+def _hook(prefix: str, spec: TaskSpec) -> _Function:
+    return _Function(f"{HOOKS}.{prefix}_{spec.name}")
+
+
+def _common(spec: TaskSpec) -> dict:
+    return {
+        "dataset_path": DatasetSource.default(spec.benchmark).path,
+        "custom_dataset": _Function(f"{HOOKS}.load_dataset"),
+    }
+
+
+def generative_spec_files(spec: TaskSpec) -> dict[str, dict]:
+    """One task file: data, hooks for prompt / target / images / scores, greedy decoding."""
+    if spec.subsets or spec.generation is None:
+        raise ValueError(f"{spec.name}: generative specs are single tasks on one config")
+    task = {
+        "task": spec.name,
+        **_common(spec),
+        "dataset_name": spec.all_config,
+        "dataset_kwargs": {"benchmark": spec.benchmark, "config": spec.all_config, "split": spec.split},
+        "test_split": spec.split,
+        "fewshot_config": {"sampler": _Function(f"{HOOKS}.ZeroShotOnly"), "samples": []},
+        "output_type": spec.output_type,
+        "doc_to_text": _hook("doc_to_text", spec),
+        "doc_to_target": _hook("doc_to_target", spec),
+        **({"doc_to_image": _hook("doc_to_image", spec)} if spec.has_media else {}),
+        "process_results": _hook("process_results", spec),
+        "generation_kwargs": {
+            "until": list(spec.generation.until),
+            "max_gen_toks": spec.generation.max_new_tokens,
+            "do_sample": False,
+            "temperature": 0.0,
+        },
+        "metric_list": [
+            {
+                "metric": name,
+                "aggregation": _Function(f"{HOOKS}.aggregate_{aggregation_kind(spec, name)}"),
+                "higher_is_better": True,
+            }
+            for name in spec.metric_names()
+        ],
+        "metadata": {"version": spec.version, "description": spec.description},
+    }
+    return {f"{spec.benchmark}/{spec.name}.yaml": task}
+
+
+def family_file(family: Family) -> tuple[str, dict]:
+    specs = [all_specs()[task] for task in family.tasks]
+    group: dict = {"group": family.name, "task": list(family.tasks)}
+    if family.average:
+        shared = [name for name in specs[0].metric_names() if all(name in s.metric_names() for s in specs)]
+        group["aggregate_metric_list"] = [{"metric": name, "weight_by_size": False} for name in shared]
+    group["metadata"] = {"version": max(s.version for s in specs), "description": family.description}
+    return f"{specs[0].benchmark}/_{family.name}.yaml", group
+
+
 def spec_files(spec: TaskSpec) -> dict[str, dict]:
     """Relative path -> YAML document for one spec."""
+    if spec.output_type == "generate_until":
+        return generative_spec_files(spec)
     folder = f"{spec.benchmark}/{spec.name}"
     files: dict[str, dict] = {
         f"{folder}/_template_yaml": {
@@ -104,6 +167,9 @@ def render_tree() -> dict[str, str]:
     for spec in all_specs().values():
         for path, data in spec_files(spec).items():
             tree[path] = _dump(data, spec.benchmark)  # the spec module is named after its benchmark
+    for family in all_families().values():
+        path, data = family_file(family)
+        tree[path] = _dump(data, path.split("/")[0])
     return tree
 
 

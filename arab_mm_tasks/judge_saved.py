@@ -1,0 +1,136 @@
+"""Generate, then judge: score the saved generations of a harness run with a judge model.
+
+Judging is the slow, paid step, so it can run apart from generation: on lm-eval's
+``--log_samples`` files (``samples_<task>_<time>.jsonl``) or lighteval's ``--save-details``
+files (``details_<task>|<shots>_<time>.parquet``) of a run made with no judge, a judge that
+failed, or another judge. Every judged value (`arab_mm_tasks.scoring`) is sent to the judge
+(cached: a re-run or a resumed run pays nothing twice), the scores are written back into a copy
+of each file in the harness's own format, and the task's metrics are re-aggregated per region:
+
+    arab-mm-tasks judge results/ --judge "model=gpt-4o-2024-11-20" --out judged/
+
+writes ``judged/<same file name>`` for every file read and ``judged/results_judged.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arab_mm_tasks.judging import judge_values
+from arab_mm_tasks.registry import all_specs
+from arab_mm_tasks.scoring import aggregation_kind, aggregator
+from metric_plugins.judge.config import JudgeConfig
+
+_LM_EVAL = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
+_LIGHTEVAL = re.compile(r"^details_(?P<task>[^|]+)\|\d+_(?P<time>.+)\.parquet$")
+
+
+@dataclass
+class SavedRun:
+    """One saved file: its task, its per-sample records, and where each record keeps its metric values."""
+
+    path: Path
+    task: str
+    harness: str  # "lm-eval" or "lighteval"
+    records: list[dict[str, Any]]
+    values: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # metric name -> value per record
+
+
+def find_saved(paths: Iterable[str | Path]) -> list[Path]:
+    """The lm-eval samples files and lighteval details files in `paths` (files or folders, searched deeply)."""
+    found: list[Path] = []
+    for path in map(Path, paths):
+        candidates = sorted(path.rglob("*")) if path.is_dir() else [path]
+        found += [p for p in candidates if _LM_EVAL.match(p.name) or _LIGHTEVAL.match(p.name)]
+    if not found:
+        raise FileNotFoundError(f"no lm-eval samples_*.jsonl or lighteval details_*.parquet under {list(paths)}")
+    return found
+
+
+def read_saved(path: Path) -> SavedRun:
+    """Read one file; its task must be one of ours with judged metrics."""
+    if match := _LM_EVAL.match(path.name):
+        records = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+        run = SavedRun(path, match["task"], "lm-eval", records)
+        rows = records
+    elif match := _LIGHTEVAL.match(path.name):
+        import pandas as pd
+
+        records = pd.read_parquet(path).to_dict("records")
+        run = SavedRun(path, match["task"], "lighteval", records)
+        rows = [_plain(record["metric"]) for record in records]
+        for record, metric in zip(records, rows, strict=True):
+            record["metric"] = metric
+    else:
+        raise ValueError(f"{path}: not an lm-eval samples file or a lighteval details file")
+    spec = all_specs().get(run.task)
+    if spec is None or not any(m.judge_prompt for m in spec.generative_metrics):
+        raise ValueError(f"{path}: task {run.task!r} has no judged metric")
+    for name in spec.metric_names():
+        missing = [i for i, row in enumerate(rows) if name not in row]
+        if missing:
+            raise ValueError(f"{path}: sample {missing[0]} has no value for metric {name!r}")
+        run.values[name] = [row[name] for row in rows]
+    # a metric's value is one object under all its names (as the harness made it); reading a file
+    # back gives copies, so tie them together again: judging one then scores them all
+    for metric in spec.generative_metrics:
+        shared = run.values[metric.name]
+        for name in spec.metric_names():
+            if name.startswith(f"{metric.name}_"):
+                run.values[name] = shared
+                for row, value in zip(rows, shared, strict=True):
+                    row[name] = value
+    return run
+
+
+def _plain(value: Any) -> Any:
+    """Parquet structs come back with numpy arrays; make them lists and dicts again."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if v is not None or k == "score"}
+    if hasattr(value, "tolist"):
+        return _plain(value.tolist())
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def judge_saved(paths: Iterable[str | Path], config: JudgeConfig, out_dir: str | Path) -> dict[str, Any]:
+    """Judge every judged value in the saved files, write the scored copies and a results file."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, dict[str, float | None]] = {}
+    for path in find_saved(paths):
+        run = read_saved(path)
+        spec = all_specs()[run.task]
+        for metric in spec.generative_metrics:
+            if metric.judge_prompt:
+                values = run.values[metric.name]
+                for value in values:  # judge again whatever is not a valid judgement yet
+                    if value.get("judge_status") != "valid":
+                        value.pop("judge_status", None)
+                        value["score"] = None
+                judge_values(metric.judge_prompt, [v for v in values if "judge_status" not in v], config)
+        scores = {name: aggregator(aggregation_kind(spec, name))(run.values[name]) for name in spec.metric_names()}
+        results[f"{run.task} ({run.harness}: {path.name})"] = {
+            name: None if math.isnan(score) else score for name, score in scores.items()
+        }
+        _write(run, out / path.name)
+    report = {"results": results, "judge": config.to_dict()}
+    (out / "results_judged.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    return report
+
+
+def _write(run: SavedRun, target: Path) -> None:
+    if run.harness == "lm-eval":
+        lines = [json.dumps(record, ensure_ascii=False) for record in run.records]
+        target.write_text("\n".join(lines) + "\n", "utf-8")
+    else:
+        import pandas as pd
+
+        pd.DataFrame(run.records).to_parquet(target)

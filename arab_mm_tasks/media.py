@@ -1,0 +1,279 @@
+"""Images and 1 fps video frames for the multimodal tasks, from whatever a dataset row holds.
+
+Harnesses take pictures, not files: lm-eval's `doc_to_image` and lighteval's `Doc.images` want
+lists of RGB PIL images, and GIMMICK CVVQA feeds its 10 s clips as one frame per second
+(paper L184). Dataset values arrive as PIL images, raw bytes, paths or `datasets` dicts
+(`{"bytes": ..., "path": ...}`, as `Image(decode=False)` and `Video(decode=False)` store them).
+
+Everything is decoded here, eagerly, so a broken record fails with a `MediaError` naming the
+record and field instead of deep inside a model. The frame rule is in `video_frames`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from arab_mm_tasks.spec import RecordError
+
+# Chosen by benchmarks/frames.py (docs/benchmarks.md; 10 s 1280x720 H.264 @25 fps, 2 cores), CPU time
+# as a ratio to decoding every frame: PyAV 0.97 with x264's 250-frame keyframe interval (decord 1.03)
+# and 0.47 with a 12-frame one (decord 0.63). decord's seeks also return neighbouring frames on
+# open-GOP clips (tests/test_media.py), and decord has x86-64 wheels only.
+DEFAULT_VIDEO_BACKEND = "pyav"
+_EPS = 1e-4  # seconds; frame times are compared with this slack (decord reports float32 times)
+_IMAGE_MAGIC = {b"\x89PNG": "PNG", b"\xff\xd8\xff": "JPEG", b"GIF8": "GIF", b"BM": "BMP", b"RIFF": "WEBP"}
+
+
+class MediaError(RecordError):
+    """An image or video in a record that cannot be decoded; the message names the record and the field."""
+
+    def __init__(self, record: str, field: str, problem: str) -> None:
+        super().__init__(f"{record}: field {field!r} {problem}")
+        self.record, self.field, self.problem = record, field, problem
+
+
+_Sampled = tuple[list[Image.Image], list[float], float]  # a backend's frames, their times, the clip's duration
+
+
+class _Unusable(ValueError):
+    """A backend's own finding about a clip (no video stream, no frames); `video_frames` adds record and field."""
+
+
+@dataclass(frozen=True)
+class VideoFrames:
+    """Frames sampled from a clip: RGB images, their presentation times (s from the first frame), the clip length.
+
+    `duration` (s): the last frame's time plus the mean frame interval; `backend`: the decoder used.
+    """
+
+    images: list[Image.Image]
+    timestamps: list[float]
+    duration: float
+    backend: str
+
+
+def _raw(value: Any, *, record: str, field: str) -> bytes | Path:
+    """The bytes or the path a media value points at; bytes win when a dict has both."""
+    if isinstance(value, dict):
+        value = value.get("bytes") if value.get("bytes") is not None else value.get("path")
+    if isinstance(value, bytes | bytearray | memoryview):
+        if not len(value):
+            raise MediaError(record, field, "holds empty bytes")
+        return bytes(value)
+    if isinstance(value, str | Path):
+        if not Path(value).is_file():
+            raise MediaError(record, field, f"points at {str(value)!r}, which is not a file")
+        return Path(value)
+    if value is None:
+        raise MediaError(record, field, "is missing (None, or a dict with neither bytes nor path)")
+    raise MediaError(record, field, f"is a {type(value).__name__}; expected bytes, a path or a {{bytes, path}} dict")
+
+
+def _rgb(image: Image.Image) -> Image.Image:
+    """RGB; transparent pixels become white, since they are often stored black and a model should not see that."""
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+        rgba = image.convert("RGBA")
+        flat = Image.new("RGB", rgba.size, (255, 255, 255))
+        flat.paste(rgba, mask=rgba.getchannel("A"))
+        return flat
+    return image if image.mode == "RGB" else image.convert("RGB")
+
+
+def load_image(value: Any, *, record: str, field: str = "image") -> Image.Image:
+    """An RGB PIL image from a PIL image, bytes, a path or a `{"bytes", "path"}` dict.
+
+    Pixels are decoded here (PIL opens lazily), so truncated or corrupt data raises `MediaError` now.
+    """
+    try:
+        if isinstance(value, Image.Image):
+            value.load()
+            return _rgb(value)
+        raw = _raw(value, record=record, field=field)
+        with Image.open(io.BytesIO(raw) if isinstance(raw, bytes) else raw) as image:
+            image.load()
+            return _rgb(image)
+    except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError) as err:
+        if isinstance(err, MediaError):
+            raise
+        raise MediaError(record, field, f"is not a readable image ({type(err).__name__}: {err})") from err
+
+
+def load_images(values: Any, *, record: str, field: str = "images") -> list[Image.Image]:
+    """`load_image` for each item; an empty list is an error, since a multi-image prompt needs an image."""
+    if not isinstance(values, list | tuple):
+        raise MediaError(record, field, f"is a {type(values).__name__}, expected a list of images")
+    if not values:
+        raise MediaError(record, field, "is an empty list; a multi-image prompt needs at least one image")
+    return [load_image(value, record=record, field=f"{field}[{i}]") for i, value in enumerate(values)]
+
+
+def _select(times: Sequence[float], fps: float, max_frames: int | None) -> tuple[list[int], float]:
+    """Indices (into sorted frame `times`) of the frames to keep, and the clip's duration; see `video_frames`."""
+    starts = np.asarray(times)
+    targets = np.arange(math.floor(times[-1] * fps + _EPS) + 1) / fps  # t_k <= the last frame's time
+    chosen = np.unique(np.searchsorted(starts, targets - _EPS))  # the first frame at or after each t_k
+    if max_frames is not None and len(chosen) > max_frames:
+        chosen = chosen[np.unique(np.round(np.linspace(0, len(chosen) - 1, max_frames)).astype(int))]
+    duration = round(times[-1] + times[-1] / (len(times) - 1), 6) if len(times) > 1 else 0.0
+    return [int(i) for i in chosen], duration
+
+
+def _decode_wanted(stream: Any, packets: list[Any], wanted: list[int], *, skip: bool) -> list[Image.Image | None]:
+    """Decode `packets` in order, converting only the frames whose pts is in `wanted` (None where one never came).
+
+    One forward pass, and it stops after the last wanted frame. With `skip`, a keyframe interval
+    (GOP) holding no wanted frame is never sent to the decoder, nor is the rest of one whose wanted
+    frames are out; before such a gap the decoder is drained and reset, so the next GOP decodes as
+    after a seek. A GOP with leading pictures (shown before its keyframe, so they may reference
+    the previous GOP: open GOPs) gets the previous GOP decoded whole first.
+    """
+    slot = {pts: i for i, pts in enumerate(wanted)}
+    gops = list(accumulate(int(p.is_keyframe) for p in packets))  # GOP number of each packet, decode order
+    gop_of, keyframe_pts, leading = {}, {}, set()
+    for gop, packet in zip(gops, packets, strict=True):
+        if packet.pts is None:
+            continue
+        gop_of[packet.pts] = gop
+        if packet.pts < keyframe_pts.setdefault(gop, packet.pts):
+            leading.add(gop)
+    left = Counter(gop_of[pts] for pts in wanted)
+    whole = {gop - 1 for gop in left if gop in leading}
+    images: list[Image.Image | None] = [None] * len(wanted)
+
+    def take(frames: list[Any]) -> None:
+        for frame in frames:
+            if frame.pts in slot and images[slot[frame.pts]] is None:
+                image, turn = frame.to_image(), getattr(frame, "rotation", 0)  # rgb24: the only conversion done
+                # Upright as players (and decord) show it: `rotation` is the display matrix's, counter-clockwise.
+                images[slot[frame.pts]] = image.rotate(turn, expand=True) if turn else image
+                left[gop_of[frame.pts]] -= 1
+
+    sending = True
+    for gop, packet in zip(gops, packets, strict=True):
+        if skip and packet.size and gop not in whole and not left[gop]:  # size 0: the final, flushing packet
+            if sending:
+                take(stream.decode(None))
+                stream.codec_context.flush_buffers()
+            sending = False
+            continue
+        sending = True
+        take(stream.decode(packet))
+        if all(image is not None for image in images):
+            break
+    return images
+
+
+def _pyav(source: io.BytesIO, fps: float, max_frames: int | None) -> _Sampled:
+    """The frame index from one demux pass (packets stay in memory), then `_decode_wanted`."""
+    import av
+
+    with av.open(source) as container:
+        if container.format.name.endswith("_pipe") or not container.streams.video:
+            raise _Unusable(f"has no video stream (container format {container.format.name!r})")
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"  # frame + slice threads: faster here than slice (the default) or frame alone
+        packets = list(container.demux(stream))  # ends with the empty packet that flushes the decoder
+        pts = sorted(p.pts for p in packets if p.pts is not None and not p.is_discard)
+        if not pts:
+            raise _Unusable("has no video frames")
+        times = [round(float((p - pts[0]) * stream.time_base), 6) for p in pts]
+        keep, duration = _select(times, fps, max_frames)
+        images = _decode_wanted(stream, packets, [pts[i] for i in keep], skip=True)
+        if None in images:  # a stream whose keyframes are no clean entry points: decode it all after all
+            stream.codec_context.flush_buffers()
+            images = _decode_wanted(stream, packets, [pts[i] for i in keep], skip=False)
+    missing = [times[i] for i, image in zip(keep, images, strict=True) if image is None]
+    if missing:
+        raise _Unusable(f"has frames that do not decode (the first at {missing[0]:.3f} s)")
+    return images, [times[i] for i in keep], duration  # type: ignore[return-value]
+
+
+def _decord(source: io.BytesIO, fps: float, max_frames: int | None) -> _Sampled:
+    """decord's frame index (`get_frame_timestamp`: per-frame pts) and one `get_batch` of the kept frames."""
+    import decord
+
+    reader = decord.VideoReader(source, ctx=decord.cpu(0))
+    if not len(reader):
+        raise _Unusable("has no video frames")
+    starts = reader.get_frame_timestamp(range(len(reader)))[:, 0].astype(np.float64)  # float32 pts, sorted
+    times = [round(float(t - starts[0]), 6) for t in starts]
+    keep, duration = _select(times, fps, max_frames)
+    batch = reader.get_batch(keep).asnumpy()
+    return [Image.fromarray(pixels) for pixels in batch], [times[i] for i in keep], duration
+
+
+_BACKENDS: dict[str, Callable[[io.BytesIO, float, int | None], _Sampled]] = {"pyav": _pyav, "decord": _decord}
+
+
+def _default_backend() -> str:
+    if DEFAULT_VIDEO_BACKEND == "decord" and importlib.util.find_spec("decord") is None:
+        return "pyav"  # decord ships x86-64 wheels only
+    return DEFAULT_VIDEO_BACKEND
+
+
+def video_frames(
+    value: Any,
+    *,
+    record: str,
+    field: str = "video",
+    fps: float = 1.0,
+    max_frames: int | None = None,
+    max_side: int | None = None,
+    backend: str | None = None,
+) -> VideoFrames:
+    """Frames of a clip at `fps` (GIMMICK: 1 per second), as RGB images with their presentation times.
+
+    The rule, the same for every backend. Frame times are the pts of the container's packet index,
+    relative to the first frame. Target times are t_k = k / fps for k = 0, 1, ... while t_k is at
+    most the last frame's time; for each, the first frame with pts >= t_k is taken, and a frame
+    taken twice (sparse variable-rate clips) is kept once. So a 10 s clip at 25 fps (last frame
+    at 9.96 s) gives 10 frames at 0, 1, ..., 9 s, as does one at 29.97 fps (300 frames, last at
+    9.976 s); a 3.5 s clip gives 4 and a clip under 1 s its first frame. With `max_frames`, that
+    many are kept, spread uniformly (linspace over the picks, rounded). With `max_side`, frames
+    are shrunk (never enlarged) so the longer side fits; by default they keep their native
+    resolution. Frames are turned upright when the container asks for a display rotation.
+    Timestamps are rounded to the microsecond; `duration` is the last frame's time plus the mean
+    frame interval (packet durations are not used: FFmpeg builds disagree on them).
+
+    Args:
+        value: mp4 (or any FFmpeg-readable) bytes, a path, or a `{"bytes", "path"}` dict.
+        backend: "pyav" or "decord"; None = `DEFAULT_VIDEO_BACKEND` (PyAV where decord is missing).
+    Raises:
+        MediaError: no bytes or file, not a video, no video stream or frame, or undecodable data.
+    """
+    if fps <= 0 or (max_frames is not None and max_frames < 1) or (max_side is not None and max_side < 1):
+        raise ValueError(f"need fps > 0, max_frames >= 1, max_side >= 1; got {fps}, {max_frames}, {max_side}")
+    name = backend or _default_backend()
+    if name not in _BACKENDS:
+        raise ValueError(f"unknown video backend {name!r}; choose from {sorted(_BACKENDS)}")
+    raw = _raw(value, record=record, field=field)
+    try:
+        data = raw if isinstance(raw, bytes) else raw.read_bytes()
+    except OSError as err:
+        raise MediaError(record, field, f"cannot be read ({err})") from err
+    kind = next((label for magic, label in _IMAGE_MAGIC.items() if data.startswith(magic)), None)
+    if kind and not (kind == "WEBP" and data[8:12] != b"WEBP"):
+        raise MediaError(record, field, f"holds a {kind} image, not a video")
+    try:
+        images, timestamps, duration = _BACKENDS[name](io.BytesIO(data), fps, max_frames)
+    except _Unusable as err:
+        raise MediaError(record, field, f"{err} ({name})") from err
+    except ImportError:
+        raise
+    except Exception as err:  # FFmpeg and decord raise many types; none may escape as anything but MediaError
+        raise MediaError(record, field, f"is not a decodable video ({name}: {type(err).__name__}: {err})") from err
+    if max_side is not None:
+        for image in images:
+            image.thumbnail((max_side, max_side), Image.Resampling.BICUBIC)
+    return VideoFrames(images=images, timestamps=timestamps, duration=duration, backend=name)

@@ -1,0 +1,120 @@
+"""Scoring of generative tasks, shared by both harness adapters so they report the same numbers.
+
+Per sample, every metric of a spec (and each of its per-region names) gets the value
+``{"score": s, "regions": [...]}``; aggregation then reads only those values, so a harness
+needs nothing but a list of them per metric name (lm-eval's `aggregation`, lighteval's
+`corpus_level_fn`). They are plain JSON/Arrow structs, so they appear as they are in lm-eval's
+samples files and lighteval's details files.
+
+The prediction is stripped of surrounding whitespace before scoring: local models often start a
+generation with a space or newline, and the authors strip API replies too (docs/fidelity.md).
+
+A judged metric's value starts as ``{"score": None, "regions": [...], "judge": {"prompt": id,
+"fields": {...}}}``. The first aggregation of a run judges every such value at once (concurrently,
+through the judge's cache, `arab_mm_tasks.judging`) and writes the score and the judgement's
+status into it; the value is the same object under every name of the metric, so the per-region
+aggregations and the harness's saved samples see the scores too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from arab_mm_tasks.spec import RecordError, TaskSpec
+from metric_plugins.region_aggregation import Item, macro_mean, micro_mean, region_mean, unscored
+
+
+def sample_regions(spec: TaskSpec, doc: Mapping[str, Any]) -> list[str]:
+    """The regions a sample counts in (all of its CEF's regions)."""
+    if spec.region_key is None:
+        return []
+    regions = doc.get(spec.region_key)
+    if not isinstance(regions, Sequence) or isinstance(regions, str) or not regions:
+        raise RecordError(f"{spec.name} record {doc.get('id')!r}: field {spec.region_key!r} must be a non-empty list")
+    return [str(region) for region in regions]
+
+
+SampleScore = dict[str, Any]  # {"score": float | None, "regions": list[str]}
+
+
+def score_prediction(spec: TaskSpec, prediction: str, target: str, regions: list[str]) -> dict[str, SampleScore]:
+    """``{metric name: {"score", "regions"}}`` for one generated answer, per-region names included."""
+    prediction = prediction.strip()
+    values: dict[str, SampleScore] = {}
+    for metric in spec.generative_metrics:
+        value: SampleScore = {"score": None, "regions": regions}
+        if metric.judge_prompt and metric.judge_fields:
+            value["judge"] = {"prompt": metric.judge_prompt, "fields": metric.judge_fields(prediction, target)}
+        elif metric.score:
+            value["score"] = metric.score(prediction, target)
+        values[metric.name] = value
+        if metric.by_region:
+            values.update({f"{metric.name}_{region}": value for region in spec.regions})
+        if metric.judge_prompt:
+            values[f"{metric.name}_unscored"] = value
+    return values
+
+
+def score_sample(spec: TaskSpec, doc: Mapping[str, Any], prediction: str) -> dict[str, SampleScore]:
+    """`score_prediction` with the target and regions read from the document."""
+    assert spec.target is not None, f"{spec.name} is not a generative task"
+    return score_prediction(spec, prediction, spec.target(doc), sample_regions(spec, doc))
+
+
+def aggregation_kind(spec: TaskSpec, name: str) -> str:
+    """How metric `name` is aggregated: "micro", "macro" or "region_<code>"."""
+    for metric in spec.generative_metrics:
+        if name == metric.name:
+            return metric.overall
+        if metric.judge_prompt and name == f"{metric.name}_unscored":
+            return "unscored"
+        if metric.by_region and name.startswith(f"{metric.name}_"):
+            region = name.removeprefix(f"{metric.name}_")
+            if region in spec.regions:
+                return f"region_{region}"
+    raise KeyError(f"{spec.name} has no metric {name!r}; it has {spec.metric_names()}")
+
+
+def _items(values: Sequence[SampleScore]) -> list[Item]:
+    judge_pending(values)
+    return [(value["score"], value["regions"]) for value in values]
+
+
+def judge_pending(values: Sequence[SampleScore]) -> None:
+    """Score the judged values not judged yet, in place (one concurrent, cached judge run per prompt)."""
+    from arab_mm_tasks.judging import judge_values
+
+    pending = [v for v in values if "judge" in v and "judge_status" not in v]
+    for prompt in sorted({v["judge"]["prompt"] for v in pending}):
+        judge_values(prompt, [v for v in pending if v["judge"]["prompt"] == prompt])
+
+
+@dataclass(frozen=True)
+class Aggregator:
+    """Turns a metric's per-sample values into its score (a class, not a closure: lighteval pickles it)."""
+
+    kind: str  # an `aggregation_kind`: "micro", "macro", "region_<code>" or "unscored"
+
+    @property
+    def __name__(self) -> str:  # lighteval names its stderr after it (and bootstraps anything not called *mean*)
+        return f"aggregate_{self.kind}"
+
+    def __call__(self, values: Sequence[SampleScore]) -> float:
+        items = _items(values)
+        if self.kind == "micro":
+            return micro_mean(items)
+        if self.kind == "macro":
+            # the regions present: on a full split that is all six, the paper's region mean
+            return macro_mean(items, sorted({region for _, regions in items for region in regions}))
+        if self.kind == "unscored":
+            return float(unscored(items))
+        return region_mean(items, self.kind.removeprefix("region_"))
+
+
+def aggregator(kind: str) -> Aggregator:
+    """The aggregation for an `aggregation_kind`; unknown kinds are a KeyError."""
+    if kind not in ("micro", "macro", "unscored") and not kind.startswith("region_"):
+        raise KeyError(f"unknown aggregation {kind!r}")
+    return Aggregator(kind)

@@ -1,0 +1,296 @@
+"""Reading GIMMICK's three releases as plain records, with every image and video left as raw bytes.
+
+The authors publish three gated Hub datasets (split ``test``): ``floschne/gimmick-sivqa`` (CIVQA),
+``floschne/gimmick-vvqa`` (CVVQA: ``video_fn`` is a local path to a 10 s clip, written by the
+repo's loading script) and ``floschne/gimmick-coqa`` (one row per CEF, for COQA and CKQA). Each
+can be given in one of these forms, and is read unchanged:
+
+- a Hub id, optionally ``id@revision``: streamed (`datasets.load_dataset(id, split="test",
+  streaming=True)`) with decoding off. `datasets` 4+ no longer runs loading scripts, so the vvqa
+  and coqa repos fail there; the error says how to make a local copy instead (run the authors'
+  loader once with ``datasets<4`` and ``save_to_disk``);
+- a folder written by ``save_to_disk`` (a ``Dataset``, or a ``DatasetDict`` with a ``test`` split);
+- a ``.parquet`` file, or a folder of them (sorted by path; only the ``test*`` files, or those
+  under a ``test/`` folder, when there are any);
+- a ``.jsonl`` file, whose media values are file paths (relative to the file's folder) or
+  ``{"bytes", "path"}`` objects.
+
+Media helpers return ``{"bytes": raw, "path": <basename>}``: the original bytes, never re-encoded.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from arab_mm_tasks.media import MediaError, load_image, video_frames
+from dataset_builders.hub import BadRecord
+
+SPLIT = "test"
+SOURCE_REPOS = {"sivqa": "floschne/gimmick-sivqa", "vvqa": "floschne/gimmick-vvqa", "coqa": "floschne/gimmick-coqa"}
+RELEASE_COUNTS = {"civqa": 2233, "cvvqa": 1809, "coqa_c": 982, "coqa_r": 759, "ckqa": 728}  # paper Table 1
+BATCH = 64
+Record = dict[str, Any]
+
+
+class GimmickRecordError(BadRecord):
+    """A GIMMICK source record the builder cannot use; the message names the record and the field."""
+
+
+class SourceError(ValueError):
+    """A source that cannot be read at all (wrong form, missing split, a loading script)."""
+
+
+@dataclass
+class Source:
+    """One release, read lazily: iterate it for its records (dicts), in source order."""
+
+    name: str  # sivqa, vvqa or coqa
+    origin: str  # what the report and the card show
+    is_hub: bool
+    base_dir: Path | None  # where relative media paths are resolved
+    features: datasets.Features | None  # the source's column types, when the form records them
+    columns: list[str] = field(default_factory=list)
+    _open: Callable[[], Iterator[Record]] = field(default=lambda: iter(()), repr=False)
+
+    def __iter__(self) -> Iterator[Record]:
+        return self._open()
+
+
+def read_source(name: str, source: str | os.PathLike[str]) -> Source:
+    """The records of one release (`name`: sivqa, vvqa or coqa) from a Hub id or a local path."""
+    path = Path(source).expanduser()
+    if path.is_file() and path.suffix == ".jsonl":
+        return _jsonl(name, path)
+    if path.is_file() and path.suffix == ".parquet":
+        return _parquet(name, str(path), [path], path.parent)
+    if path.is_file():
+        raise SourceError(f"{name} source {path}: expected a .parquet or .jsonl file, a folder or a Hub id")
+    if path.is_dir():
+        if (path / "dataset_dict.json").is_file() or (path / "state.json").is_file():
+            return _saved(name, path)
+        files = sorted(path.rglob("*.parquet"))
+        tests = [p for p in files if p.name.startswith(SPLIT) or SPLIT in p.relative_to(path).parts[:-1]]
+        if tests or files:
+            return _parquet(name, str(path), tests or files, path)
+        raise SourceError(f"{name} source {path}: no save_to_disk dataset and no parquet files in this folder")
+    text = str(source)
+    repo = text.partition("@")[0]
+    if text.startswith((".", "/", "~")) or repo.endswith((".jsonl", ".parquet")) or repo.count("/") != 1:
+        raise FileNotFoundError(f"{name} source {text!r}: no such file or folder, and not a Hub dataset id")
+    return _hub(name, text)
+
+
+# ---------------------------------------------------------------------------- forms
+
+
+def _parquet(name: str, origin: str, files: list[Path], base_dir: Path) -> Source:
+    schema = pq.read_schema(files[0])
+    for other in files[1:]:
+        if pq.read_schema(other).names != schema.names:
+            raise SourceError(f"{name} source {origin}: {other.name} has other columns than {files[0].name}")
+
+    def records() -> Iterator[Record]:
+        for file in files:
+            for batch in pq.ParquetFile(file).iter_batches(batch_size=BATCH):
+                yield from batch.to_pylist()
+
+    features = datasets.Features.from_arrow_schema(schema)
+    return Source(name, origin, False, base_dir, features, list(schema.names), records)
+
+
+def _saved(name: str, path: Path) -> Source:
+    loaded = datasets.load_from_disk(str(path))
+    if isinstance(loaded, datasets.DatasetDict):
+        if SPLIT not in loaded and len(loaded) != 1:
+            raise SourceError(f"{name} source {path}: no {SPLIT!r} split (has {sorted(loaded)})")
+        loaded = loaded[SPLIT] if SPLIT in loaded else next(iter(loaded.values()))
+
+    def records() -> Iterator[Record]:
+        for table in loaded.with_format("arrow").iter(batch_size=BATCH):  # raw storage: media stay bytes
+            yield from table.to_pylist()
+
+    return Source(name, str(path), False, path, loaded.features, list(loaded.column_names), records)
+
+
+def _jsonl(name: str, path: Path) -> Source:
+    rows: list[Record] = []
+    with path.open(encoding="utf-8") as f:
+        for line_no, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as err:
+                raise SourceError(f"{path} line {line_no}: not valid JSON ({err})") from None
+            if not isinstance(record, dict):
+                raise SourceError(f"{path} line {line_no}: not a JSON object")
+            rows.append(record)
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    return Source(name, str(path), False, path.parent, None, columns, lambda: iter(rows))
+
+
+def _hub(name: str, text: str) -> Source:
+    repo, _, revision = text.partition("@")
+    try:
+        stream = datasets.load_dataset(repo, split=SPLIT, streaming=True, revision=revision or None)
+    except RuntimeError as err:
+        if "script" not in str(err).lower():
+            raise
+        raise SourceError(
+            f"{name} source {text}: the repo has a loading script, which datasets>=4 no longer runs ({err}). "
+            f"Make a local copy once: in an environment with datasets<4, `load_dataset({repo!r}, split='test', "
+            "trust_remote_code=True).save_to_disk(DIR)`, then pass DIR (for vvqa also pass --videos-dir if the "
+            "clips moved)."
+        ) from None
+    features = stream.features or stream._resolve_features().features
+    stream = stream.decode(False)
+    return Source(name, text, True, None, features, list(features or {}), lambda: iter(stream))
+
+
+# ---------------------------------------------------------------------------- features
+
+
+def is_media(feature: Any) -> bool:
+    """An image, video or audio feature, or a list / dict holding one."""
+    if isinstance(feature, datasets.Image | datasets.Video | datasets.Audio):
+        return True
+    if isinstance(feature, datasets.List | datasets.LargeList):
+        return is_media(feature.feature)
+    if isinstance(feature, dict):
+        return any(is_media(f) for f in feature.values())
+    return False
+
+
+def infer_features(source: Source, columns: list[str]) -> datasets.Features:
+    """The types of `columns`: as the source records them, else inferred from every value (jsonl)."""
+    if source.features is not None and all(c in source.features for c in columns):
+        return datasets.Features({c: source.features[c] for c in columns})
+    values = [{c: record.get(c) for c in columns} for record in source]
+    return datasets.Features.from_arrow_schema(pa.Table.from_pylist(values).schema)
+
+
+def extra_columns(
+    source: Source, read: Sequence[str], outputs: Set[str], warnings: list[str]
+) -> tuple[dict[str, str], datasets.Features]:
+    """Source columns the builder does not `read`, kept raw: output name -> source name, and their types.
+
+    Media columns among them (and ``stacked_images``) are dropped with a warning; a column named
+    like one of the `outputs` is kept as ``source_<name>``.
+    """
+    candidates = [c for c in source.columns if c not in read]
+    types = infer_features(source, candidates) if candidates else datasets.Features({})
+    dropped = [c for c in candidates if is_media(types[c])]
+    if "stacked_images" in source.columns:
+        dropped.insert(0, "stacked_images")
+    if dropped:
+        warnings.append(
+            f"{source.name}: media columns not kept (the tasks use `images` / the embedded media): {', '.join(dropped)}"
+        )
+    extras: dict[str, str] = {}
+    for column in (c for c in candidates if c not in dropped):
+        out = column if column not in outputs else f"source_{column}"
+        if out in outputs or out in extras:
+            raise SourceError(f"{source.name}: source column {column!r} clashes with an output field")
+        if out != column:
+            warnings.append(f"{source.name}: source column {column!r} clashes with an output field; kept as {out!r}")
+        extras[out] = column
+    return extras, datasets.Features({out: types[column] for out, column in extras.items()})
+
+
+# ---------------------------------------------------------------------------- media
+
+
+def _resolve(path: str, base_dir: Path | None) -> Path:
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() or base_dir is None else base_dir / candidate
+
+
+def image_value(value: Any, *, base_dir: Path | None, record: str, field: str) -> dict[str, Any]:
+    """``{"bytes", "path"}`` of a source image (struct, path or bytes), checked to be a readable image."""
+    from PIL import Image
+
+    name: str | None = None
+    if isinstance(value, Image.Image):
+        buffer = io.BytesIO()
+        value.save(buffer, format=value.format or "PNG")
+        raw: Any = buffer.getvalue()
+    elif isinstance(value, bytes | bytearray):
+        raw = bytes(value)
+    elif isinstance(value, str) or (isinstance(value, dict) and value.get("bytes") is None and value.get("path")):
+        path = value if isinstance(value, str) else value["path"]
+        file = _resolve(path, base_dir)
+        if not file.is_file():
+            raise GimmickRecordError(record, field, f"names the image file {path!r}, which does not exist ({file})")
+        raw, name = file.read_bytes(), os.path.basename(path)
+    elif isinstance(value, dict) and value.get("bytes") is not None:
+        raw, name = value["bytes"], os.path.basename(value["path"]) if value.get("path") else None
+    else:
+        raise GimmickRecordError(record, field, "is missing" if value is None else f"is not an image: {value!r:.80}")
+    _check(lambda: load_image(raw, record=record, field=field))  # decodes the pixels, as the tasks will
+    return {"bytes": raw, "path": name}
+
+
+def video_value(video_fn: Any, *, videos_dir: Path | None, base_dir: Path | None, record: str) -> dict[str, Any]:
+    """``{"bytes", "path"}`` of the clip ``video_fn`` names: in `videos_dir` by basename, else the path itself."""
+    if not isinstance(video_fn, str) or not video_fn.strip():
+        raise GimmickRecordError(record, "video_fn", f"is {video_fn!r}, expected the clip's file path")
+    name = os.path.basename(video_fn.replace("\\", "/"))
+    file = videos_dir / name if videos_dir is not None else _resolve(video_fn, base_dir)
+    if not file.is_file():
+        raise GimmickRecordError(record, "video_fn", f"names the clip {video_fn!r}, which does not exist ({file})")
+    raw = file.read_bytes()
+    _check(lambda: video_frames(raw, record=record, field="video_fn", max_frames=1))  # the tasks' own reader
+    return {"bytes": raw, "path": name}
+
+
+def _check(decode: Callable[[], Any]) -> None:
+    """Run a `arab_mm_tasks.media` decoder; its `MediaError` becomes a `GimmickRecordError`."""
+    try:
+        decode()
+    except MediaError as err:
+        raise GimmickRecordError(err.record, err.field, err.problem) from None
+
+
+def number(value: Any, *, record: str, field: str) -> float:
+    """A finite float, else a `GimmickRecordError`."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise GimmickRecordError(record, field, f"is {value!r}, expected a number")
+    return float(value)
+
+
+# ---------------------------------------------------------------------------- fields
+
+
+def text_field(record: Mapping[str, Any], field: str, rid: str) -> str:
+    """A non-empty string, returned as released (not stripped)."""
+    value = record.get(field)
+    if field not in record:
+        raise GimmickRecordError(rid, field, "is missing")
+    if not isinstance(value, str) or not value.strip():
+        raise GimmickRecordError(rid, field, f"is {value!r}, expected a non-empty string")
+    return value
+
+
+def key_field(record: Mapping[str, Any], field: str, rid: str) -> str:
+    value = record.get(field)
+    if value is None or isinstance(value, bool) or not str(value).strip():
+        raise GimmickRecordError(rid, field, "is missing" if value is None else f"is {value!r}, not an id")
+    return str(value)
+
+
+def string_list(record: Mapping[str, Any], field: str, rid: str) -> list[str]:
+    value = record.get(field)
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise GimmickRecordError(rid, field, "is missing" if value is None else f"is {value!r}, not a list of names")
+    return list(value)

@@ -1,0 +1,258 @@
+"""A local OpenAI-compatible judge server with latency and fault injection, for tests and benchmarks.
+
+``POST /v1/chat/completions`` answers like a chat-completions endpoint. What it answers is
+decided by markers in the last user message, so a test controls each item through the text
+it judges:
+
+- ``[[score=73]]``: reply in the GIMMICK XML format with that score. Without a marker the
+  score is ``sha256(user text) % 101``, deterministic per request.
+- ``[[reply=any text]]``: reply with that text verbatim (JSON, a digit, "I think it's good").
+- ``[[latency=0.5]]``: this request's latency in seconds (default: the server's).
+- ``[[fault=500:2,429:1]]``: a fault sequence for the first requests with this exact body: here
+  the 1st and 2nd get a 500, the 3rd a 429, later ones the normal reply. A count-less entry
+  (``[[fault=400]]``) applies for ever. Kinds: an HTTP status (``429`` sends
+  ``Retry-After``: ``[[retry_after=2]]``, default 1), ``timeout`` (hang `hang_seconds`),
+  ``truncated`` (a body cut short and the connection closed), ``badjson`` (200 with a body
+  that is not JSON), ``unparsable`` (200 with "I think it's good").
+
+The server counts requests per sha256 of the request body and records each request's
+headers (in memory only), so a test can prove which judgements were asked again and that the
+API key arrived as a header. ``GET /stats`` returns the counts as JSON.
+
+Run it alone (for a judging process that may be killed, or for the benchmark)::
+
+    python -m metric_plugins.judge.loopback --port 0 --latency 0.1
+    # prints its base URL (http://127.0.0.1:PORT/v1) on the first line, then serves until killed
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MARKER = re.compile(r"\[\[(\w+)=(.*?)\]\]", re.DOTALL)
+UNPARSABLE = "I think it's good"
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    body_sha256: str
+    body: bytes
+    headers: dict[str, str]
+    user_text: str
+    number: int  # 1 for the first request with this body, 2 for the second...
+
+
+def xml_reply(score: int) -> str:
+    """A reply in the format the GIMMICK CKQA prompt asks for."""
+    return (
+        "<evaluation>\n<analysis>\nLoopback judge.\n</analysis>\n<explanation>\nDeterministic.\n</explanation>\n"
+        f"<score>\n{score}\n</score>\n</evaluation>"
+    )
+
+
+def fault_for(spec: str, number: int) -> str | None:
+    """The fault for the `number`-th request (1-based) under a ``kind:count,kind:count`` sequence."""
+    seen = 0
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        kind, _, count = part.partition(":")
+        if not count:
+            return kind
+        seen += int(count)
+        if number <= seen:
+            return kind
+    return None
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True  # a hanging "timeout" request never blocks shutdown
+    request_queue_size = 256  # the default backlog of 5 drops connections when many clients start at once
+
+
+class LoopbackServer:
+    """The server in a background thread. Use as a context manager, or `start()` / `stop()`."""
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, latency: float = 0.0, hang_seconds: float = 30.0):
+        self.latency = latency
+        self.hang_seconds = hang_seconds
+        self.counts: dict[str, int] = {}
+        self.requests: list[RecordedRequest] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0  # the most chat requests handled at once: what the client's concurrency reached
+        self._lock = threading.Lock()
+        self._httpd = _HTTPServer((host, port), _handler_for(self))
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def total(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            return {"total": len(self.requests), "counts": dict(self.counts), "peak_in_flight": self.peak_in_flight}
+
+    @contextlib.contextmanager
+    def _handling(self) -> Iterator[None]:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def record(self, body: bytes, headers: dict[str, str], user_text: str) -> RecordedRequest:
+        digest = hashlib.sha256(body).hexdigest()
+        with self._lock:
+            self.counts[digest] = self.counts.get(digest, 0) + 1
+            request = RecordedRequest(digest, body, headers, user_text, self.counts[digest])
+            self.requests.append(request)
+        return request
+
+    def serve_forever(self) -> None:
+        """Serve in this thread until `stop()` is called from another one (or the process ends)."""
+        self._httpd.serve_forever(poll_interval=0.05)
+
+    def start(self) -> LoopbackServer:
+        self._thread = threading.Thread(target=self.serve_forever, name="loopback-judge", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> LoopbackServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: the client reuses connections like with a real server
+        disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            pass
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") == "/stats":
+                self._send(200, json.dumps(server.stats()).encode())
+            else:
+                self._send(404, b'{"error": {"message": "not found"}}')
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                self._send(404, b'{"error": {"message": "not found"}}')
+                return
+            try:
+                request = json.loads(body)
+                user_text = _last_user_text(request["messages"])
+            except (ValueError, KeyError, TypeError):
+                self._send(400, b'{"error": {"message": "malformed request"}}')
+                return
+            recorded = server.record(body, dict(self.headers.items()), user_text)
+            markers = dict(MARKER.findall(user_text))
+            fault = fault_for(markers.get("fault", ""), recorded.number)
+            with server._handling(), contextlib.suppress(BrokenPipeError, ConnectionResetError):  # client gave up
+                time.sleep(float(markers.get("latency", server.latency)))
+                self._answer(request, user_text, markers, fault)
+
+        def _answer(self, request: dict[str, Any], user_text: str, markers: dict[str, str], fault: str | None) -> None:
+            if fault == "timeout":
+                time.sleep(server.hang_seconds)
+            elif fault == "truncated":
+                payload = json.dumps(_completion(request, xml_reply(50))).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload[: len(payload) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            elif fault == "badjson":
+                self._send(200, b"<html>upstream error</html>")
+                return
+            elif fault and fault.isdigit():
+                extra = {"Retry-After": markers.get("retry_after", "1")} if fault == "429" else {}
+                self._send(int(fault), json.dumps({"error": {"message": f"injected {fault}"}}).encode(), extra)
+                return
+            if fault == "unparsable":
+                text = UNPARSABLE
+            elif "reply" in markers:
+                text = markers["reply"]
+            else:
+                digest = int(hashlib.sha256(user_text.encode("utf-8")).hexdigest(), 16)
+                text = xml_reply(int(markers["score"]) if "score" in markers else digest % 101)
+            self._send(200, json.dumps(_completion(request, text)).encode())
+
+        def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+    return Handler
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str:
+    content = next(m for m in reversed(messages) if m["role"] == "user")["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+
+
+def _completion(request: dict[str, Any], text: str) -> dict[str, Any]:
+    prompt_tokens = sum(len(json.dumps(m["content"])) for m in request["messages"]) // 4
+    return {
+        "id": "chatcmpl-loopback",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "loopback"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(text) // 4,
+            "total_tokens": prompt_tokens + len(text) // 4,
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Loopback OpenAI-compatible judge server (tests, benchmarks).")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0: any free port")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
+    parser.add_argument("--hang-seconds", type=float, default=30.0, help="how long a 'timeout' fault hangs")
+    args = parser.parse_args(argv)
+    server = LoopbackServer(host=args.host, port=args.port, latency=args.latency, hang_seconds=args.hang_seconds)
+    print(server.url, flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+"""The registered judge prompts, one import per benchmark module: easy to grep, nothing built lazily."""
+
+from __future__ import annotations
+
+from metric_plugins.judge.prompts.base import JudgePrompt
+from metric_plugins.judge.prompts.gimmick import GIMMICK_CKQA
+
+PROMPTS: dict[str, JudgePrompt] = {prompt.id: prompt for prompt in (GIMMICK_CKQA,)}
+
+
+def get_prompt(prompt_id: str) -> JudgePrompt:
+    """The registered prompt called `prompt_id` (its current version)."""
+    if prompt_id not in PROMPTS:
+        raise KeyError(f"unknown judge prompt {prompt_id!r}; registered: {sorted(PROMPTS)}")
+    return PROMPTS[prompt_id]
+
+
+__all__ = ["PROMPTS", "JudgePrompt", "get_prompt"]

@@ -1,0 +1,97 @@
+"""Judge prompts are versioned data: a changed template without a new version fails here.
+
+`PINNED` holds the content hash of every registered prompt at its version. Editing a prompt's
+text, fields or reply format changes its hash: bump `version` in the prompt module and add
+the new (id, version) -> hash line below. Old lines stay: they document what each version was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from metric_plugins.judge import PROMPTS, JudgeItem, JudgePrompt, XmlScore, ckqa_item, get_prompt
+from metric_plugins.judge.prompts.gimmick import GIMMICK_CKQA
+
+PINNED = {
+    ("gimmick_ckqa", 1): "48189f6290a09f39c4f0f75b5cd36b4c5e159c7b659c411a55a6419eb17416ad",
+}
+GIMMICK_SPEC = Path("/work/shared/specs/gimmick.md")
+
+
+@pytest.mark.parametrize("prompt_id", sorted(PROMPTS))
+def test_every_registered_prompt_is_pinned_at_its_version(prompt_id):
+    prompt = PROMPTS[prompt_id]
+    key = (prompt.id, prompt.version)
+    assert key in PINNED, f"{prompt.id} v{prompt.version} is not pinned: add {key!r}: {prompt.content_hash!r}"
+    assert prompt.content_hash == PINNED[key], (
+        f"judge prompt {prompt.id} changed without a version bump: bump its version and pin "
+        f"({prompt.id!r}, {prompt.version + 1}): {prompt.content_hash!r}"
+    )
+
+
+def test_any_change_to_the_content_changes_the_hash_but_the_source_note_does_not():
+    base = GIMMICK_CKQA.content_hash
+    edits = [
+        {"user_template": GIMMICK_CKQA.user_template + " "},
+        {"system": GIMMICK_CKQA.system.replace("0 to 100", "0 to 10")},
+        {"reply_format": XmlScore(high=10)},
+        {"images_first": False},
+    ]
+    for edit in edits:
+        assert dataclasses.replace(GIMMICK_CKQA, **edit).content_hash != base, edit
+    assert dataclasses.replace(GIMMICK_CKQA, source="elsewhere").content_hash == base
+
+
+def _spec_block(text: str, heading: str) -> str:
+    start = text.index("````\n", text.index(heading)) + len("````\n")
+    return text[start : text.index("\n````", start)]
+
+
+@pytest.mark.skipif(not GIMMICK_SPEC.exists(), reason="the shared GIMMICK spec is not on this machine")
+def test_gimmick_ckqa_texts_are_the_papers_verbatim():
+    spec = GIMMICK_SPEC.read_text("utf-8")
+    assert GIMMICK_CKQA.system == _spec_block(spec, "**Judge system prompt (verbatim")
+    assert GIMMICK_CKQA.user_template == _spec_block(spec, "**Judge user prompt template (verbatim")
+
+
+def test_gimmick_ckqa_shape():
+    assert GIMMICK_CKQA.system.startswith("# Your Role\n\nYou are an impartial judge")
+    assert GIMMICK_CKQA.system.endswith("<score>\n<!-- Put your score here -->\n</score>\n</evaluation>\n```")
+    assert GIMMICK_CKQA.user_template.endswith("```\n{GENERATED_ANSWER}\n```\n\n# Evaluation")
+    assert "↪" not in GIMMICK_CKQA.system + GIMMICK_CKQA.user_template
+    assert get_prompt("gimmick_ckqa") is GIMMICK_CKQA
+
+
+def test_ckqa_ground_truth_is_the_description_for_d_and_the_title_for_n():
+    d = ckqa_item("ckqa_d", title="Al-Sadu", description="Traditional weaving by Bedouin women.", answer="x")
+    n = ckqa_item("ckqa_n", title="Al-Sadu", description="Traditional weaving by Bedouin women.", answer="x")
+    assert d.fields["GROUND_TRUTH"] == "Traditional weaving by Bedouin women."
+    assert n.fields["GROUND_TRUTH"] == "Al-Sadu"
+    system, user = GIMMICK_CKQA.render(n)
+    assert system.role == "system" and system.text == GIMMICK_CKQA.system
+    assert "```\nAl-Sadu\n```" in user.text and "```\nx\n```" in user.text and not user.images
+    with pytest.raises(ValueError, match="ckqa_d"):
+        ckqa_item("ckqa", title="t", description="d", answer="a")  # type: ignore[arg-type]
+
+
+def test_filling_is_one_pass_and_leaves_other_braces_alone():
+    prompt = JudgePrompt("t", 1, None, 'Q: {Q}\nA: {A}\nReply {"score": n}', XmlScore(), ("Q", "A"))
+    (user,) = prompt.render(JudgeItem({"Q": "What is {A}?", "A": "سدو"}))
+    assert user.text == 'Q: What is {A}?\nA: سدو\nReply {"score": n}'
+
+
+def test_a_missing_or_non_string_field_names_the_item():
+    with pytest.raises(KeyError, match="item 'doc-7' has no field 'GENERATED_ANSWER'"):
+        GIMMICK_CKQA.render(JudgeItem({"GROUND_TRUTH": "x"}, id="doc-7"))
+    with pytest.raises(TypeError, match="item 'doc-8' field 'GENERATED_ANSWER' must be a string"):
+        GIMMICK_CKQA.render(JudgeItem({"GROUND_TRUTH": "x", "GENERATED_ANSWER": None}, id="doc-8"))
+
+
+def test_a_prompt_must_use_its_fields_and_start_at_version_one():
+    with pytest.raises(ValueError, match="appear in no template"):
+        JudgePrompt("t", 1, None, "no placeholders", XmlScore(), ("Q",))
+    with pytest.raises(ValueError, match="version"):
+        JudgePrompt("t", 0, None, "{Q}", XmlScore(), ("Q",))
