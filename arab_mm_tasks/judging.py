@@ -16,7 +16,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from metric_plugins.judge.config import JudgeConfig
+from metric_plugins.judge.config import JudgeConfig, parse_settings
 
 log = logging.getLogger(__name__)
 
@@ -25,9 +25,7 @@ _run_args: dict[str, Any] = {}
 
 def configure(args: str | Mapping[str, Any] | None) -> None:
     """Set this process's judge settings (``"model=...,base_url=..."`` or a mapping); checked at once."""
-    from metric_plugins.judge.config import _as_mapping
-
-    parsed = _as_mapping(args)
+    parsed = parse_settings(args)
     JudgeConfig.from_args(parsed)  # an unknown setting fails here, before any generation
     _run_args.clear()
     _run_args.update(parsed)

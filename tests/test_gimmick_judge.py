@@ -110,3 +110,29 @@ def test_generate_then_judge_scores_lm_eval_samples_and_lighteval_details(
     (details,) = (tmp_path / "judged").glob(f"details_{TASK}|0_*.parquet")
     assert all(metric["judge_score"]["score"] is not None for metric in pd.read_parquet(details)["metric"])
     _no_secret_in(tmp_path / "judged", tmp_path / "lm_eval", tmp_path / "lighteval")
+
+
+def test_lighteval_run_judges_with_the_judge_from_the_environment(
+    tmp_path, tiny_gimmick_lm_dir, gimmick_hub_dir, cli_env, judge_server
+):
+    env = {**cli_env, "OPENAI_API_KEY": SECRET, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env["HF_DATASETS_CACHE"] = str(tmp_path / "datasets")
+    env.update(ARAB_MM_JUDGE_MODEL="judge-model", ARAB_MM_JUDGE_BASE_URL=judge_server.url)
+    env["ARAB_MM_JUDGE_CACHE_PATH"] = str(tmp_path / "judge.sqlite")
+    model_args = f"model_name={tiny_gimmick_lm_dir},override_chat_template=False"
+    model_args += ",generation_parameters={max_new_tokens:6}"
+    run_cli(
+        [console_script("arab-mm-lighteval"), "accelerate", model_args, f"{TASK}|0",
+         "--dataset-path", f"gimmick={gimmick_hub_dir}", "--max-samples", "3",
+         "--output-dir", str(tmp_path / "out"), "--save-details"],
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert judge_server.total == 3  # judged once each, in the corpus-level aggregation
+    (results_file,) = (tmp_path / "out").rglob("results_*.json")
+    scores = json.loads(results_file.read_text())["results"][f"{TASK}|0"]
+    assert scores["judge_score_unscored"] == 0 and 0 <= scores["judge_score"] <= 100
+    (details,) = (tmp_path / "out").rglob(f"details_{TASK}|0_*.parquet")
+    values = [metric["judge_score"] for metric in pd.read_parquet(details)["metric"]]
+    items = [(v["score"], list(v["regions"])) for v in values]
+    assert scores["judge_score"] == pytest.approx(macro_mean(items, REGION_CODES))
+    _no_secret_in(tmp_path / "out")

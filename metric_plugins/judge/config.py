@@ -70,7 +70,7 @@ class JudgeConfig:
     @classmethod
     def from_args(cls, args: str | Mapping[str, Any] | None = None) -> JudgeConfig:
         """From ``"key=value,key=value"`` (lm-eval ``--model_args`` style) or a mapping; strings are converted."""
-        return cls(**_coerce(_as_mapping(args)))
+        return cls(**_coerce(parse_settings(args)))
 
     @classmethod
     def from_env_or_args(
@@ -81,7 +81,7 @@ class JudgeConfig:
         values = {
             f.name: environ[ENV_PREFIX + f.name.upper()] for f in fields(cls) if ENV_PREFIX + f.name.upper() in environ
         }
-        values.update(_as_mapping(args))
+        values.update(parse_settings(args))
         return cls(**_coerce(values))
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,7 +117,8 @@ class JudgeConfig:
         )
 
 
-def _as_mapping(args: str | Mapping[str, Any] | None) -> dict[str, Any]:
+def parse_settings(args: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """``"key=value,key=value"`` (or a mapping, or None) as a dict of strings; values are converted later."""
     if args is None:
         return {}
     if isinstance(args, Mapping):
