@@ -81,7 +81,7 @@ class BuildReport:
     counts: dict[str, int] = field(default_factory=dict)
     skipped: list[SkippedRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    stats: dict[str, int] = field(default_factory=dict)
+    stats: dict[str, int | float] = field(default_factory=dict)
 
     def skip_or_raise(self, error: BadRecord, on_bad_records: str) -> None:
         """``on_bad_records``: "error" raises `error`; "skip" records it as skipped; "warn" also logs it."""

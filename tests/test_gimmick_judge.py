@@ -112,17 +112,17 @@ def test_generate_then_judge_scores_lm_eval_samples_and_lighteval_details(
     _no_secret_in(tmp_path / "judged", tmp_path / "lm_eval", tmp_path / "lighteval")
 
 
-def test_lighteval_run_judges_with_the_judge_from_the_environment(
+def test_lighteval_run_judges_with_the_judge_from_the_environment_and_the_command_line(
     tmp_path, tiny_gimmick_lm_dir, gimmick_hub_dir, cli_env, judge_server
 ):
     env = {**cli_env, "OPENAI_API_KEY": SECRET, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
     env["HF_DATASETS_CACHE"] = str(tmp_path / "datasets")
     env.update(ARAB_MM_JUDGE_MODEL="judge-model", ARAB_MM_JUDGE_BASE_URL=judge_server.url)
-    env["ARAB_MM_JUDGE_CACHE_PATH"] = str(tmp_path / "judge.sqlite")
     model_args = f"model_name={tiny_gimmick_lm_dir},override_chat_template=False"
     model_args += ",generation_parameters={max_new_tokens:6}"
     run_cli(
         [console_script("arab-mm-lighteval"), "accelerate", model_args, f"{TASK}|0",
+         "--judge", f"cache_path={tmp_path / 'judge.sqlite'},concurrency=2",  # on top of the environment's
          "--dataset-path", f"gimmick={gimmick_hub_dir}", "--max-samples", "3",
          "--output-dir", str(tmp_path / "out"), "--save-details"],
         env=env, cwd=tmp_path,
@@ -136,3 +136,4 @@ def test_lighteval_run_judges_with_the_judge_from_the_environment(
     items = [(v["score"], list(v["regions"])) for v in values]
     assert scores["judge_score"] == pytest.approx(macro_mean(items, REGION_CODES))
     _no_secret_in(tmp_path / "out")
+    assert SECRET.encode() not in (tmp_path / "judge.sqlite").read_bytes()  # the --judge cache path was used

@@ -270,3 +270,16 @@ def test_command_line_runs_offline(tmp_path, tiny_lm_dir, arabculture_hub_dir, c
     report = capsys.readouterr().out
     assert "arabculture_completion_ar_region_country:egypt (3 samples)" in report
     assert "| Egypt | True |" in report
+
+
+def test_judge_option_is_taken_out_of_lighteval_argv():
+    argv = ["accelerate", "m", "t|0", "--judge", "model=j,base_url=http://x/v1", "--max-samples", "3"]
+    assert lighteval_cli.pop_judge(argv) == (
+        ["accelerate", "m", "t|0", "--max-samples", "3"],
+        "model=j,base_url=http://x/v1",
+    )
+    assert lighteval_cli.pop_judge(["a", "--judge=model=j"]) == (["a"], "model=j")
+    with pytest.raises(lighteval_cli.UsageError):
+        lighteval_cli.pop_judge(["a", "--judge"])
+    # an unknown setting fails before any work
+    assert lighteval_cli.run(["accelerate", "m", "t", "--judge", "colour=blue"]) == 2

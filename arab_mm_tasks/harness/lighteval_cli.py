@@ -81,6 +81,21 @@ def split_options(args: Sequence[str]) -> tuple[list[str], dict[str, dict[str, s
     return rest, found
 
 
+def pop_judge(args: Sequence[str]) -> tuple[list[str], str | None]:
+    """Remove ``--judge SETTINGS`` (the judge of judged metrics, `arab_mm_tasks.judging`) from `args`."""
+    rest: list[str] = []
+    judge: str | None = None
+    it = iter(args)
+    for arg in it:
+        if arg == "--judge" or arg.startswith("--judge="):
+            judge = arg.partition("=")[2] if "=" in arg else next(it, None)
+            if not judge:
+                raise UsageError('--judge takes judge settings, e.g. --judge "model=gpt-4o-2024-11-20"')
+        else:
+            rest.append(arg)
+    return rest, judge
+
+
 def _leaf_command(argv: Sequence[str]) -> Any:
     """The command that `argv` runs (descending through subcommand groups), or None for a group."""
     import typer
@@ -236,16 +251,24 @@ def tasks_module(paths: dict[str, str], revisions: dict[str, str]) -> types.Modu
 def run(args: Sequence[str]) -> int:
     """Run one ``arab-mm-lighteval`` command line in this process (patches stay applied); returns its rc."""
     try:
+        args, judge = pop_judge(args)
+        if judge:
+            from arab_mm_tasks import judging
+
+            judging.configure(judge)  # wins over ARAB_MM_JUDGE_* variables
         argv, options = split_options(args)
         custom = given_custom_tasks(argv)
         if (options["paths"] or options["revisions"]) and custom not in (None, MODULE):
             raise UsageError(f"--dataset-path/--dataset-revision apply to {MODULE}, not --custom-tasks {custom}")
         module = tasks_module(options["paths"], options["revisions"])
-    except (UsageError, KeyError, FileNotFoundError) as err:
+    except (UsageError, KeyError, FileNotFoundError, ValueError) as err:
         print(f"{PROG}: error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
     if "--help" in argv or not argv:
-        print(f"{PROG}: lighteval's commands, plus --dataset-path/--dataset-revision BENCH=VALUE", file=sys.stderr)
+        print(
+            f"{PROG}: lighteval's commands, plus --dataset-path/--dataset-revision BENCH=VALUE and --judge SETTINGS",
+            file=sys.stderr,
+        )
 
     patch_registry({MODULE: module})
     patch_details_hashing()
