@@ -1,9 +1,9 @@
 """Generate, then judge: score the saved generations of a harness run with a judge model.
 
 Judging is the slow, paid step, so it can run apart from generation: on lm-eval's
-``--log_samples`` files (``samples_<task>_<time>.jsonl``) or lighteval's ``--save-details``
-files (``details_<task>|<shots>_<time>.parquet``) of a run made with no judge, a judge that
-failed, or another judge. Every judged value (`arab_mm_tasks.scoring`) is sent to the judge
+``--log_samples`` files (``samples_<task>_<time>.jsonl``, ``--predict_only`` runs included) or
+lighteval's ``--save-details`` files (``details_<task>|<shots>_<time>.parquet``) of a run made
+with no judge, a judge that failed, or another judge. Every judged value (`arab_mm_tasks.scoring`) is sent to the judge
 (cached: a re-run or a resumed run pays nothing twice), the scores are written back into a copy
 of each file in the harness's own format, and the task's metrics are re-aggregated per region:
 
@@ -24,7 +24,7 @@ from typing import Any
 
 from arab_mm_tasks.judging import judge_values
 from arab_mm_tasks.registry import all_specs
-from arab_mm_tasks.scoring import aggregation_kind, aggregator
+from arab_mm_tasks.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
 from metric_plugins.judge.config import JudgeConfig
 
 _LM_EVAL = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
@@ -72,6 +72,12 @@ def read_saved(path: Path) -> SavedRun:
     spec = all_specs().get(run.task)
     if spec is None or not any(m.judge_prompt for m in spec.generative_metrics):
         raise ValueError(f"{path}: task {run.task!r} has no judged metric")
+    if run.harness == "lm-eval" and all(spec.metric_names()[0] not in row for row in rows):
+        # an lm-eval --predict_only run scored nothing: score its generations here, as the run would have
+        for row in rows:
+            row.update(
+                score_prediction(spec, row["filtered_resps"][0], row["target"], sample_regions(spec, row["doc"]))
+            )
     for name in spec.metric_names():
         missing = [i for i, row in enumerate(rows) if name not in row]
         if missing:

@@ -28,12 +28,12 @@ def judge_server():
         yield server
 
 
-def _lm_eval(tmp_path, model_dir, hub_dir, env, out, judge: str | None):
+def _lm_eval(tmp_path, model_dir, hub_dir, env, out, judge: str | None, *extra: str):
     metadata = {"gimmick_path": str(hub_dir), **({"judge": judge} if judge else {})}
     run_cli(
         [console_script("lm_eval"), "--model", "hf", "--model_args", f"pretrained={model_dir}",
          "--tasks", TASK, "--metadata", json.dumps(metadata), "--gen_kwargs", "max_gen_toks=6",
-         "--limit", "5", "--device", "cpu", "--output_path", str(out), "--log_samples"],
+         "--limit", "5", "--device", "cpu", "--output_path", str(out), "--log_samples", *extra],
         env=env, cwd=tmp_path,
     )  # fmt: skip
     (results,) = out.rglob("results_*.json")
@@ -92,21 +92,25 @@ def test_generate_then_judge_scores_lm_eval_samples_and_lighteval_details(
          "--output-dir", str(tmp_path / "lighteval"), "--save-details"],
         env=env, cwd=tmp_path,
     )  # fmt: skip
+    _lm_eval(tmp_path, tiny_gimmick_lm_dir, gimmick_hub_dir, env, tmp_path / "predict_only", None, "--predict_only")
     assert judge_server.total == 0
 
     judge = f"model=judge-model,base_url={judge_server.url},cache_path={tmp_path / 'judge.sqlite'}"
+    saved = [str(tmp_path / name) for name in ("lm_eval", "predict_only", "lighteval")]
     run_cli(
-        [console_script("arab-mm-tasks"), "judge", str(tmp_path / "lm_eval"), str(tmp_path / "lighteval"),
-         "--judge", judge, "--out", str(tmp_path / "judged")],
+        [console_script("arab-mm-tasks"), "judge", *saved, "--judge", judge, "--out", str(tmp_path / "judged")],
         env=env, cwd=tmp_path,
     )  # fmt: skip
-    assert judge_server.total == 5 + 3
+    assert judge_server.total == 5 + 3  # the --predict_only run generated the same answers: served from the cache
     report = json.loads((tmp_path / "judged" / "results_judged.json").read_text())
-    assert len(report["results"]) == 2
+    assert len(report["results"]) == 3
     for scores in report["results"].values():
         assert scores["judge_score_unscored"] == 0 and 0 <= scores["judge_score"] <= 100
-    (samples,) = (tmp_path / "judged").glob(f"samples_{TASK}_*.jsonl")
-    assert all(json.loads(line)["judge_score"]["judge_status"] == "valid" for line in samples.read_text().splitlines())
+    lm_eval_scores = [v["judge_score"] for k, v in report["results"].items() if "lm-eval" in k]
+    assert lm_eval_scores[0] == pytest.approx(lm_eval_scores[1])
+    for samples in (tmp_path / "judged").glob(f"samples_{TASK}_*.jsonl"):
+        lines = samples.read_text().splitlines()
+        assert all(json.loads(line)["judge_score"]["judge_status"] == "valid" for line in lines)
     (details,) = (tmp_path / "judged").glob(f"details_{TASK}|0_*.parquet")
     assert all(metric["judge_score"]["score"] is not None for metric in pd.read_parquet(details)["metric"])
     _no_secret_in(tmp_path / "judged", tmp_path / "lm_eval", tmp_path / "lighteval")
