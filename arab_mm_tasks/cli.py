@@ -8,13 +8,15 @@ from pathlib import Path
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from arab_mm_tasks.registry import all_specs
+    from arab_mm_tasks.registry import all_families, all_specs
 
     for spec in all_specs().values():
         alias = f"  (alias: {', '.join(spec.aliases)})" if spec.aliases else ""
         print(f"{spec.name}{alias}\n    {spec.description}")
-        if args.subtasks:
+        if args.subtasks and spec.subsets:
             print("    " + " ".join(spec.subset_task(s) for s in spec.subsets))
+    for family in all_families().values():
+        print(f"{family.name}  (group: {', '.join(family.tasks)})\n    {family.description}")
     return 0
 
 

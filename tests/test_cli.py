@@ -19,6 +19,7 @@ def test_list_names_every_task_and_the_aliases(capsys):
     for name in all_specs():
         assert name in out
     assert "arabculture_mcq_en_none  (alias: arabculture_mcq)" in out
+    assert "gimmick_coqa_c  (group: gimmick_coqa_c_image, gimmick_coqa_c_text, gimmick_coqa_c_image_text)" in out
 
 
 def test_build_command_writes_a_loadable_folder(tmp_path):
