@@ -46,10 +46,11 @@ def _cmd_publish(args: argparse.Namespace) -> int:
     from dataset_builders import gimmick
     from dataset_builders.hub import publish
 
-    if args.gated or gimmick.is_gimmick_folder(Path(args.folder)):  # GIMMICK's sources are gated: so is ours
+    if gimmick.is_gimmick_folder(Path(args.folder)):  # GIMMICK's sources are gated: so is ours, always
         gimmick.publish(Path(args.folder), args.repo_id, private=args.private, revision=args.revision)
     else:
-        publish(Path(args.folder), args.repo_id, private=args.private, revision=args.revision)
+        gated = "auto" if args.gated else None
+        publish(Path(args.folder), args.repo_id, private=args.private, revision=args.revision, gated=gated)
     print(f"published {args.folder} to https://huggingface.co/datasets/{args.repo_id}")
     return 0
 

@@ -70,7 +70,7 @@ OPTION_LETTERS = ("A", "B", "C", "D")
 def _field(doc: Mapping[str, Any], name: str) -> Any:
     value = doc.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):
-        raise RecordError(f"GIMMICK record {doc.get('id')!r}: field {name!r} is missing or empty")
+        raise RecordError(f"{_record(doc)}: field {name!r} is missing or empty")
     return value
 
 

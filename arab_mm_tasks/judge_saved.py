@@ -87,11 +87,10 @@ def read_saved(path: Path) -> SavedRun:
     # back gives copies, so tie them together again: judging one then scores them all
     for metric in spec.generative_metrics:
         shared = run.values[metric.name]
-        for name in spec.metric_names():
-            if name.startswith(f"{metric.name}_"):
-                run.values[name] = shared
-                for row, value in zip(rows, shared, strict=True):
-                    row[name] = value
+        for name in metric.names(spec.regions):
+            run.values[name] = shared
+            for row, value in zip(rows, shared, strict=True):
+                row[name] = value
     return run
 
 

@@ -49,11 +49,7 @@ def score_prediction(spec: TaskSpec, prediction: str, target: str, regions: list
             value["judge"] = {"prompt": metric.judge_prompt, "fields": metric.judge_fields(prediction, target)}
         elif metric.score:
             value["score"] = metric.score(prediction, target)
-        values[metric.name] = value
-        if metric.by_region:
-            values.update({f"{metric.name}_{region}": value for region in spec.regions})
-        if metric.judge_prompt:
-            values[f"{metric.name}_unscored"] = value
+        values.update(dict.fromkeys(metric.names(spec.regions), value))  # one object under all its names
     return values
 
 

@@ -91,6 +91,12 @@ class GenerativeMetric:
     judge_prompt: str | None = None
     judge_fields: Callable[[str, str], dict[str, str]] | None = None
 
+    def names(self, regions: tuple[str, ...]) -> list[str]:
+        """The names a harness reports it under: overall, per region, and a judged metric's unscored count."""
+        per_region = [f"{self.name}_{region}" for region in regions] if self.by_region else []
+        unscored = [f"{self.name}_unscored"] if self.judge_prompt else []
+        return [self.name, *per_region, *unscored]
+
     def __post_init__(self) -> None:
         if (self.score is None) == (self.judge_prompt is None) or (self.judge_prompt is None) != (
             self.judge_fields is None
@@ -173,12 +179,7 @@ class TaskSpec:
         """Every metric a run reports, per-region ones included (``relaxed_acc_W``)."""
         if self.output_type == "multiple_choice":
             return list(self.metrics)
-        names = []
-        for metric in self.generative_metrics:
-            names.append(metric.name)
-            names += [f"{metric.name}_{region}" for region in self.regions] if metric.by_region else []
-            names += [f"{metric.name}_unscored"] if metric.judge_prompt else []
-        return names
+        return [name for metric in self.generative_metrics for name in metric.names(self.regions)]
 
     @property
     def has_media(self) -> bool:

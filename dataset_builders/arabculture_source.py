@@ -10,7 +10,6 @@ a ``.jsonl`` file is indexed once by byte offset and each country re-read from i
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 import datasets
 
 from arab_mm_tasks.arabculture import REGION_OF_COUNTRY
-from dataset_builders.hub import DATA_DIR
+from dataset_builders.hub import DATA_DIR, parse_jsonl_record
 
 SOURCE_REPO = "MBZUAI/ArabCulture"
 SPLIT = "test"
@@ -72,7 +71,7 @@ def _read_jsonl(path: Path) -> SourceConfigs:
     offsets: dict[str, list[tuple[int, int]]] = {}  # config -> [(byte offset, line number)]
     with path.open("rb") as f:
         for line_no, offset, line in _lines(f):
-            country = _parse_line(path, line_no, line).get("country")
+            country = parse_jsonl_record(path, line_no, line).get("country")
             config = country if isinstance(country, str) and country else "<no country>"
             offsets.setdefault(config, []).append((offset, line_no))
 
@@ -80,7 +79,7 @@ def _read_jsonl(path: Path) -> SourceConfigs:
         with path.open("rb") as f:
             for offset, line_no in positions:
                 f.seek(offset)
-                yield _parse_line(path, line_no, f.readline())
+                yield parse_jsonl_record(path, line_no, f.readline())
 
     configs = SourceConfigs(str(path))
     for config in sorted(offsets):
@@ -95,16 +94,6 @@ def _lines(f: Any) -> Iterator[tuple[int, int, bytes]]:
         if line.strip():
             yield line_no, offset, line
         offset += len(line)
-
-
-def _parse_line(path: Path, line_no: int, line: bytes) -> Record:
-    try:
-        record = json.loads(line)
-    except ValueError as err:
-        raise ValueError(f"{path} line {line_no}: not valid JSON ({err})") from None
-    if not isinstance(record, dict):
-        raise ValueError(f"{path} line {line_no}: not a JSON object")
-    return record
 
 
 def _read_folder(path: Path, revision: str | None) -> SourceConfigs:

@@ -346,19 +346,13 @@ def publish(
 ) -> Any:
     """Upload a built folder as a **gated** dataset repo (the source datasets are gated; see the card).
 
-    The repo is created and its gate set before any file is uploaded; ``gated=None`` skips the
-    gate (only for a private repo of your own). Other kwargs go to `hub.publish`.
+    The repo is created and its gate set before any file is uploaded (`hub.publish`); ``gated=None``
+    skips the gate (only for a private repo of your own). Other kwargs go to `hub.publish`.
     """
-    from huggingface_hub import HfApi
-
     hub.check_hub_folder(folder)
     if gated is None and not private:
         raise ValueError("refusing to publish GIMMICK media publicly without a gate: pass gated= or private=True")
-    if gated is not None:
-        api = HfApi(token=token)
-        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        api.update_repo_settings(repo_id, gated=gated, repo_type="dataset")
-    return hub.publish(folder, repo_id, private=private, token=token, **kwargs)
+    return hub.publish(folder, repo_id, private=private, token=token, gated=gated, **kwargs)
 
 
 def is_gimmick_folder(folder: str | os.PathLike[str]) -> bool:

@@ -21,7 +21,6 @@ Media helpers return ``{"bytes": raw, "path": <basename>}``: the original bytes,
 from __future__ import annotations
 
 import io
-import json
 import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
@@ -34,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from arab_mm_tasks.media import MediaError, load_image, video_frames
-from dataset_builders.hub import BadRecord
+from dataset_builders.hub import BadRecord, parse_jsonl_record
 
 SPLIT = "test"
 SOURCE_REPOS = {"sivqa": "floschne/gimmick-sivqa", "vvqa": "floschne/gimmick-vvqa", "coqa": "floschne/gimmick-coqa"}
@@ -129,13 +128,7 @@ def _jsonl(name: str, path: Path) -> Source:
         for line_no, line in enumerate(f, start=1):
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except ValueError as err:
-                raise SourceError(f"{path} line {line_no}: not valid JSON ({err})") from None
-            if not isinstance(record, dict):
-                raise SourceError(f"{path} line {line_no}: not a JSON object")
-            rows.append(record)
+            rows.append(parse_jsonl_record(path, line_no, line, SourceError))
     columns = list(dict.fromkeys(key for row in rows for key in row))
     return Source(name, str(path), False, path.parent, None, columns, lambda: iter(rows))
 

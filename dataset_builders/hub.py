@@ -13,6 +13,7 @@ config, offline or online, with no loading script.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import shutil
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import datasets
 import pyarrow.parquet as pq
@@ -112,6 +113,22 @@ class BuildReport:
         lines += [f"  skipped {s.record}: {s.reason}" for s in self.skipped]
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def parse_jsonl_record(
+    path: Path, line_no: int, line: str | bytes, error: type[ValueError] = ValueError
+) -> dict[str, Any]:
+    """One line of a release's .jsonl file as a dict; `error` (naming file and line) when it is not a JSON object."""
+    try:
+        record = json.loads(line)
+    except ValueError as err:
+        raise error(f"{path} line {line_no}: not valid JSON ({err})") from None
+    if not isinstance(record, dict):
+        raise error(f"{path} line {line_no}: not a JSON object")
+    return record
 
 
 # ---------------------------------------------------------------------------- writing
@@ -302,8 +319,12 @@ def publish(
     token: str | None = None,
     revision: str | None = None,
     commit_message: str = "Upload dataset built by arab-mm-tasks",
+    gated: Literal["auto", "manual"] | None = None,
 ) -> Any:
     """Create the dataset repo if needed and upload a built folder as one commit.
+
+    With `gated`, access requests are switched on after the repo is created and before any file
+    is uploaded (gated sources such as GIMMICK's stay gated in our copy).
 
     Remote files under data/ that the new build does not contain are deleted in the same
     commit, so a config dropped from a build does not linger on the Hub. The folder is
@@ -316,6 +337,8 @@ def publish(
     api = HfApi(token=token)
     logger.info("publishing %s to dataset repo %s (private=%s)", path, repo_id, private)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    if gated is not None:
+        api.update_repo_settings(repo_id, gated=gated, repo_type="dataset")
     if revision and revision != "main":
         api.create_branch(repo_id, branch=revision, repo_type="dataset", exist_ok=True)
     return api.upload_folder(

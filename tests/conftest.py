@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,3 +75,22 @@ def tiny_gimmick_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from arab_mm_tasks.tiny_model import build_tiny_lm, gimmick_corpus
 
     return build_tiny_lm(tmp_path_factory.mktemp("models") / "tiny-gimmick-lm", gimmick_corpus())
+
+
+@pytest.fixture
+def hf_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
+    """`HfApi` write calls recorded instead of sent: ``(method, {"args": ..., **kwargs})`` in call order."""
+    import huggingface_hub
+
+    calls: list[tuple[str, dict[str, Any]]] = []
+
+    def record(name: str) -> Any:
+        def method(self: Any, *args: Any, **kwargs: Any) -> str:
+            calls.append((name, {"args": args, **kwargs}))
+            return f"https://huggingface.co/datasets/x/commit/{name}"
+
+        return method
+
+    for name in ("create_repo", "update_repo_settings", "upload_folder", "create_branch"):
+        monkeypatch.setattr(huggingface_hub.HfApi, name, record(name))
+    return calls

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import datasets
-import huggingface_hub
 import pytest
 
 from arab_mm_tasks.data import sample_records
@@ -341,22 +340,6 @@ def test_write_hub_folder_generic(tmp_path: Path) -> None:
     assert not (tmp_path / "u" / "data").exists()
 
 
-@pytest.fixture
-def hf_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
-    calls: list[tuple[str, dict[str, Any]]] = []
-
-    def record(name: str) -> Any:
-        def method(self: Any, *args: Any, **kwargs: Any) -> str:
-            calls.append((name, {"args": args, **kwargs}))
-            return f"https://huggingface.co/datasets/x/commit/{name}"
-
-        return method
-
-    for name in ("create_repo", "upload_folder", "create_branch"):
-        monkeypatch.setattr(huggingface_hub.HfApi, name, record(name))
-    return calls
-
-
 def test_publish_uploads_folder_without_leaking_token(
     built: tuple[Path, hub.BuildReport],
     hf_calls: list[tuple[str, dict[str, Any]]],
@@ -390,6 +373,12 @@ def test_publish_checks_folder_before_any_call(tmp_path: Path, hf_calls: list[tu
     hub.publish(tmp_path, "org/name", revision="v1")
     assert [name for name, _ in hf_calls] == ["create_repo", "create_branch", "upload_folder"]
     assert hf_calls[2][1]["revision"] == "v1"
+
+
+def test_publish_can_gate_the_repo_before_uploading(built: tuple[Path, hub.BuildReport], hf_calls: list) -> None:
+    hub.publish(built[0], "org/ds", gated="manual")
+    assert [name for name, _ in hf_calls] == ["create_repo", "update_repo_settings", "upload_folder"]
+    assert hf_calls[1][1]["gated"] == "manual"
 
 
 def test_report_summary(built: tuple[Path, hub.BuildReport]) -> None:

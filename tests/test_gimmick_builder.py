@@ -15,7 +15,6 @@ from typing import Any
 
 import av
 import datasets
-import huggingface_hub
 import PIL.Image
 import pyarrow.parquet as pq
 import pytest
@@ -571,25 +570,9 @@ def test_card(built: tuple[Path, hub.BuildReport]) -> None:
     assert "cvvqa_removed_by_similarity: 2" in report.summary()
 
 
-@pytest.fixture
-def hf_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
-    calls: list[tuple[str, dict[str, Any]]] = []
-
-    def record(name: str) -> Any:
-        def method(self: Any, *args: Any, **kwargs: Any) -> str:
-            calls.append((name, {"args": args, **kwargs}))
-            return name
-
-        return method
-
-    for name in ("create_repo", "update_repo_settings", "upload_folder", "create_branch"):
-        monkeypatch.setattr(huggingface_hub.HfApi, name, record(name))
-    return calls
-
-
 def test_publish_sets_the_gate_before_uploading(built: tuple[Path, hub.BuildReport], hf_calls: list) -> None:
-    assert gimmick.publish(built[0], token="hf_x") == "upload_folder"
-    assert [name for name, _ in hf_calls] == ["create_repo", "update_repo_settings", "create_repo", "upload_folder"]
+    assert gimmick.publish(built[0], token="hf_x") == "https://huggingface.co/datasets/x/commit/upload_folder"
+    assert [name for name, _ in hf_calls] == ["create_repo", "update_repo_settings", "upload_folder"]
     assert hf_calls[1][1]["args"] == ("arab-mm-tasks/gimmick",) and hf_calls[1][1]["gated"] == "auto"
     hf_calls.clear()
     with pytest.raises(ValueError, match="without a gate"):
