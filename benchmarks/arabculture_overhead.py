@@ -36,7 +36,7 @@ def make_data(work: Path, n_docs: int) -> tuple[Path, Path]:
     import datasets
 
     from arab_mm_tasks.data import sample_records
-    from dataset_builders.arabculture import build
+    from dataset_builders.arabculture.builder import build
 
     records = sample_records()
     egypt = [dict(r, country="Egypt", region="Nile Valley") for r in records]
@@ -78,7 +78,7 @@ def main() -> None:
     from lm_eval.tasks import TaskManager
     from lm_eval.tasks._yaml_loader import load_yaml
 
-    from arab_mm_tasks.demo import build_demo_model
+    from arab_mm_tasks.cli.demo import build_demo_model
     from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,7 +5,7 @@ whole seconds, so decoding every frame and converting none is the floor for any 
 All methods run on the same in-memory clips, interleaved round by round; every PyAV method
 uses the same decoder threads (frame + slice), decord its own default. The table gives wall
 time (median and best) and CPU time (median, all threads), each as a ratio to the floor's. Clips come from
-`arab_mm_tasks.synthetic.write_clip` (noise-textured, ~3 Mbit/s), once with a keyframe every
+`arab_mm_tasks.testing.synthetic.write_clip` (noise-textured, ~3 Mbit/s), once with a keyframe every
 12 frames and once with x264's default of 250.
 
     python benchmarks/frames.py                # 10 s 1280x720 @25 fps, 7 rounds (~2 min on 2 cores)
@@ -28,8 +28,8 @@ from collections.abc import Callable
 import av
 import numpy as np
 
-from arab_mm_tasks.media import DEFAULT_VIDEO_BACKEND, video_frames
-from arab_mm_tasks.synthetic import write_clip
+from arab_mm_tasks.core.media import DEFAULT_VIDEO_BACKEND, video_frames
+from arab_mm_tasks.testing.synthetic import write_clip
 
 FPS = 1.0
 

@@ -29,7 +29,7 @@ def sample_records() -> list[dict]:
 def arabculture_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Hub-layout folder built from the bundled sample by the real builder."""
     from arab_mm_tasks.data import SAMPLE_PATH
-    from dataset_builders.arabculture import build
+    from dataset_builders.arabculture.builder import build
 
     out = tmp_path_factory.mktemp("hub") / "arabculture"
     build(str(SAMPLE_PATH), out)
@@ -39,7 +39,7 @@ def arabculture_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory, sample_records: list[dict]) -> Path:
     """A 2-layer random-weight Llama whose BPE tokenizer was trained on the tasks' prompts."""
-    from arab_mm_tasks.tiny_model import arabculture_corpus, build_tiny_lm
+    from arab_mm_tasks.testing.tiny_model import arabculture_corpus, build_tiny_lm
 
     return build_tiny_lm(tmp_path_factory.mktemp("models") / "tiny-lm", arabculture_corpus(sample_records))
 
@@ -64,7 +64,7 @@ def gimmick_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_vlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 2-layer random-weight LLaVA (CLIP tower + Llama) whose tokenizer was trained on GIMMICK prompts."""
-    from arab_mm_tasks.tiny_model import build_tiny_vlm
+    from arab_mm_tasks.testing.tiny_model import build_tiny_vlm
 
     return build_tiny_vlm(tmp_path_factory.mktemp("models") / "tiny-vlm")
 
@@ -72,7 +72,7 @@ def tiny_vlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_gimmick_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random-weight text LM for GIMMICK's text-only variants."""
-    from arab_mm_tasks.tiny_model import build_tiny_lm, gimmick_corpus
+    from arab_mm_tasks.testing.tiny_model import build_tiny_lm, gimmick_corpus
 
     return build_tiny_lm(tmp_path_factory.mktemp("models") / "tiny-gimmick-lm", gimmick_corpus())
 

@@ -13,7 +13,7 @@ paper's examples (§B.1 CIVQA, §B.3 CVVQA, §D.2 COQA_C; both Sub-Saharan spell
 where marked "constructed": the 4-region Nowruz CEF (dropped from COQA_R) and the two-Korea CEF are
 real UNESCO ICH elements whose description we wrote for this fixture. ``image_copyright`` (sivqa)
 and ``url`` (coqa) are illustrative extra columns, not confirmed columns of the release.
-Images and clips are synthetic (`arab_mm_tasks.synthetic`), made when the sources are written.
+Images and clips are synthetic (`arab_mm_tasks.testing.synthetic`), made when the sources are written.
 
 Forms: sivqa is a parquet file, vvqa a jsonl whose ``video_fn`` are absolute paths from another
 machine (as the authors' loading script leaves them) plus a folder of clips, coqa a
@@ -30,7 +30,7 @@ from typing import Any
 import datasets
 from datasets import Features, Image, List, Value
 
-from arab_mm_tasks.synthetic import image_bytes, make_image, write_clip
+from arab_mm_tasks.testing.synthetic import image_bytes, make_image, write_clip
 
 AUTHORS_CACHE = "/home/gimmick/.cache/huggingface/datasets/downloads/extracted/5be1d2/gimmick_vvqa/clips"
 A, AP, E = "Arab States", "Asian and Pacific States", "Eastern European States"
@@ -264,7 +264,7 @@ def write_gimmick_sources(directory: str | Path) -> dict[str, Path]:
 
 def build_gimmick_hub_dir(directory: str | Path, **build_kwargs: Any) -> Path:
     """Sources under ``directory/sources``, built into ``directory/gimmick`` (a local Hub-layout folder)."""
-    from dataset_builders.gimmick import build
+    from dataset_builders.gimmick.builder import build
 
     root = Path(directory)
     out = root / "gimmick"

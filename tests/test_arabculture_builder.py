@@ -16,9 +16,11 @@ import datasets
 import pytest
 
 from arab_mm_tasks.data import sample_records
-from dataset_builders import arabculture, hub
-from dataset_builders.arabculture import SAMPLE_PATH, ArabCultureRecordError, build, read_source
-from dataset_builders.arabculture_topics import SUBTOPIC_TO_TOPIC, TABLE8, normalize, topic_of
+from dataset_builders.arabculture import builder as arabculture
+from dataset_builders.arabculture.builder import SAMPLE_PATH, ArabCultureRecordError, build, read_source
+from dataset_builders.arabculture.topics import SUBTOPIC_TO_TOPIC, TABLE8, normalize, topic_of
+from dataset_builders.core import hub
+from dataset_builders.core.release import ReleaseUnavailable
 
 COUNTRIES = sorted(arabculture.REGION_OF_COUNTRY)
 SAMPLE_COUNTS = {
@@ -235,7 +237,7 @@ def test_tolerant_policies_skip_and_report(policy: str, tmp_path: Path, caplog: 
     records = sample_records()
     _break("options.text", ["a", "b"])(records[0])
     _break("country", "Atlantis")(records[-1])  # Yemen row 1
-    with caplog.at_level(logging.WARNING, logger="dataset_builders.arabculture"):
+    with caplog.at_level(logging.WARNING, logger="dataset_builders.arabculture.builder"):
         report = build(write_jsonl(tmp_path / "r.jsonl", records), tmp_path / "out", on_bad_records=policy)
     assert (report.rows_read, report.rows_written, report.rows_skipped) == (38, 36, 2)
     assert report.counts["Egypt"] == 4 and report.counts["Yemen"] == 1 and "Atlantis" not in report.counts
@@ -283,20 +285,20 @@ def test_build_from_folder_in_authors_layout(with_card: bool, tmp_path: Path) ->
     assert load(tmp_path / "out", "KSA", tmp_path / "cache")[3]["relevant_to_other_countries"] is None
 
 
-def test_hub_source_streams_each_country_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[tuple[Any, ...]] = []
-    records = sample_records()
-    monkeypatch.setattr(datasets, "get_dataset_config_names", lambda repo, revision=None: ["Egypt", "default"])
+def test_hub_source_is_read_from_the_hugging_face_cache_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Hub id is fetched with snapshot_download, so a release downloaded once builds again offline."""
+    import huggingface_hub.constants
+    from hub_fixtures import cache_arabculture_release
 
-    def fake_load(path: str, name: str | None, **kwargs: Any) -> list[dict[str, Any]]:
-        calls.append((path, name, kwargs))
-        return [r for r in records if r["country"] == name]
-
-    monkeypatch.setattr(datasets, "load_dataset", fake_load)
-    configs = read_source("MBZUAI/ArabCulture", revision="abc123")
-    assert list(configs) == ["Egypt"] and configs.ignored == ["default"] and calls == []  # lazy
-    assert len(list(configs["Egypt"])) == 5
-    assert calls == [("MBZUAI/ArabCulture", "Egypt", {"split": "test", "streaming": True, "revision": "abc123"})]
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    cache_arabculture_release(tmp_path / "hub", [r for r in sample_records() if r["country"] in ("Egypt", "KSA")])
+    configs = read_source("MBZUAI/ArabCulture")
+    assert configs.origin == "MBZUAI/ArabCulture" and list(configs) == ["Egypt", "KSA"]
+    assert list(configs["KSA"]) == [r for r in sample_records() if r["country"] == "KSA"]
+    with pytest.raises(ReleaseUnavailable, match="MBZUAI/ArabCulture@v2 is not in the Hugging Face cache"):
+        read_source("MBZUAI/ArabCulture", revision="v2")
     with pytest.raises(FileNotFoundError):
         read_source("./missing/records.jsonl")
 

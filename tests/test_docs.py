@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arab_mm_tasks.catalogue import render_catalogue
-from arab_mm_tasks.registry import all_specs
+from arab_mm_tasks.cli.catalogue import render_catalogue
+from arab_mm_tasks.core.registry import all_specs
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -33,7 +33,8 @@ from gimmick_fixtures import (
     write_vvqa,
 )
 
-from arab_mm_tasks.gimmick_vocabulary import (
+from arab_mm_tasks.core.spec import RecordError
+from arab_mm_tasks.gimmick.vocabulary import (
     COUNTRIES_BY_REGION,
     REGION_CODE_OF,
     REGION_CODES,
@@ -42,10 +43,11 @@ from arab_mm_tasks.gimmick_vocabulary import (
     region_codes,
     short_country_name,
 )
-from arab_mm_tasks.spec import RecordError
-from dataset_builders import gimmick, hub
-from dataset_builders.gimmick import FEATURES, GimmickRecordError, SourceError, build
-from dataset_builders.gimmick_coqa import choose_options, coqa_c_rows, option_rng
+from dataset_builders.core import hub
+from dataset_builders.core.release import ReleaseUnavailable
+from dataset_builders.gimmick import builder as gimmick
+from dataset_builders.gimmick.builder import FEATURES, GimmickRecordError, SourceError, build
+from dataset_builders.gimmick.coqa import choose_options, coqa_c_rows, option_rng
 
 NOWRUZ = coqa_uuid("Nawrouz, Novruz, Nowrouz, Nowrouz, Nawrouz, Nauryz, Nooruz, Nowruz, Navruz, Nevruz, Nowruz, Navruz")
 RUMBA = coqa_uuid("Congolese rumba")
@@ -436,7 +438,7 @@ def test_tolerant_mode_lists_each_skipped_record(
         "vvqa": write_vvqa(tmp_path / "v.jsonl", vvqa),
         "videos_dir": sources["videos_dir"],
     }
-    with caplog.at_level(logging.WARNING, logger="dataset_builders.gimmick"):
+    with caplog.at_level(logging.WARNING, logger="dataset_builders.gimmick.builder"):
         report = build(tmp_path / "out", on_bad_records=policy, **kwargs)
     assert report.counts == {"civqa": 4, "cvvqa": 3}
     assert [s.record for s in report.skipped] == [
@@ -501,26 +503,28 @@ class _FakeStream:
         return iter(self.records)
 
 
-def test_hub_source_streams_the_authors_repo(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_hub_source_is_read_from_the_hugging_face_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Hub ids go through snapshot_download: an authors' repo in the HF cache builds offline."""
+    import huggingface_hub.constants
     from gimmick_fixtures import SIVQA_FEATURES
+    from hub_fixtures import cached_repo
 
-    calls: list[tuple[str, dict[str, Any]]] = []
-
-    def fake_load(path: str, **kwargs: Any) -> _FakeStream:
-        calls.append((path, kwargs))
-        if path == "floschne/gimmick-coqa":
-            raise RuntimeError("Dataset scripts are no longer supported, but found gimmick-coqa.py")
-        return _FakeStream(sivqa_records(), SIVQA_FEATURES)
-
-    monkeypatch.setattr(datasets, "load_dataset", fake_load)
-    report = build(tmp_path / "out", sivqa="floschne/gimmick-sivqa@abc123")
-    assert calls == [("floschne/gimmick-sivqa", {"split": "test", "streaming": True, "revision": "abc123"})]
-    assert report.counts == {"civqa": 6}
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    sivqa = cached_repo(tmp_path / "hub", "floschne/gimmick-sivqa") / "data"
+    sivqa.mkdir()
+    datasets.Dataset.from_list(sivqa_records(), features=SIVQA_FEATURES).to_parquet(
+        sivqa / "test-00000-of-00001.parquet"
+    )
+    (cached_repo(tmp_path / "hub", "floschne/gimmick-coqa") / "gimmick-coqa.py").write_text("# a loading script\n")
+    report = build(tmp_path / "out", sivqa="floschne/gimmick-sivqa")
+    assert report.source == "sivqa=floschne/gimmick-sivqa" and report.counts == {"civqa": 6}
     assert "civqa: 6 rows, but the authors' release has 2233" in report.warnings  # a Hub build is checked
     with pytest.raises(SourceError, match=r"loading script.*save_to_disk"):
         build(tmp_path / "out2", coqa=gimmick.SOURCE_REPOS["coqa"])
+    with pytest.raises(ReleaseUnavailable, match="floschne/gimmick-vvqa@abc is not in the Hugging Face cache"):
+        build(tmp_path / "out3", vvqa="floschne/gimmick-vvqa@abc")
     with pytest.raises(FileNotFoundError, match="not a Hub dataset id"):
-        build(tmp_path / "out3", coqa="./missing/folder")
+        build(tmp_path / "out4", coqa="./missing/folder")
 
 
 def test_only_the_given_sources_are_built(sources: dict[str, Path], tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from helpers import console_script, run_cli
 
-from arab_mm_tasks.gimmick_vocabulary import REGION_CODES
-from arab_mm_tasks.registry import get_spec
-from arab_mm_tasks.sources import DatasetSource, load_split
+from arab_mm_tasks.core.registry import get_spec
+from arab_mm_tasks.core.sources import DatasetSource, load_split
+from arab_mm_tasks.gimmick.vocabulary import REGION_CODES
 from metric_plugins.region_aggregation import macro_mean, micro_mean, region_mean
 from metric_plugins.relaxed_accuracy import relaxed_match
 

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from helpers import console_script, run_cli
 
-from arab_mm_tasks.gimmick_vocabulary import REGION_CODES
-from arab_mm_tasks.registry import get_spec
+from arab_mm_tasks.core.registry import get_spec
+from arab_mm_tasks.gimmick.vocabulary import REGION_CODES
 from metric_plugins.judge.loopback import LoopbackServer
 from metric_plugins.region_aggregation import macro_mean, region_mean
 

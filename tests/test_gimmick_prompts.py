@@ -7,12 +7,12 @@ import math
 
 import pytest
 
-from arab_mm_tasks import gimmick
+from arab_mm_tasks.core.registry import all_families, all_specs
+from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, score_sample
+from arab_mm_tasks.core.spec import RecordError, without_image_placeholders
 from arab_mm_tasks.data import gimmick_example_docs
+from arab_mm_tasks.gimmick import tasks as gimmick
 from arab_mm_tasks.harness import lighteval_tasks, lm_eval_hooks
-from arab_mm_tasks.registry import all_families, all_specs
-from arab_mm_tasks.scoring import aggregation_kind, aggregator, score_sample
-from arab_mm_tasks.spec import RecordError, without_image_placeholders
 
 GIMMICK = {name: spec for name, spec in all_specs().items() if spec.benchmark == "gimmick"}
 

@@ -29,7 +29,7 @@ SAMPLING = Sampling(max_tokens=12)
 
 @pytest.fixture(scope="module")
 def tiny_lm(tmp_path_factory):
-    from arab_mm_tasks.tiny_model import build_tiny_lm
+    from arab_mm_tasks.testing.tiny_model import build_tiny_lm
 
     corpus = [*(GIMMICK_CKQA.system + "\n" + GIMMICK_CKQA.user_template).splitlines(), "<score>", "</score>", "75"]
     return build_tiny_lm(tmp_path_factory.mktemp("judge-lm") / "tiny-lm", corpus)
@@ -73,9 +73,9 @@ def test_the_config_builds_an_in_process_judge(tiny_lm, tmp_path):
 
 
 def test_a_tiny_vision_model_sees_the_images(tmp_path):
-    tiny_model = pytest.importorskip("arab_mm_tasks.tiny_model")
+    tiny_model = pytest.importorskip("arab_mm_tasks.testing.tiny_model")
     if not hasattr(tiny_model, "build_tiny_vlm"):
-        pytest.skip("arab_mm_tasks.tiny_model has no build_tiny_vlm yet")
+        pytest.skip("arab_mm_tasks.testing.tiny_model has no build_tiny_vlm yet")
     folder = tiny_model.build_tiny_vlm(tmp_path / "tiny-vlm")
     prompt = JudgePrompt("test_vision", 1, None, "Does the image show {THING}? Your answer:", XmlScore(), ("THING",))
     backend = TransformersBackend(folder)

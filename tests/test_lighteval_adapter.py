@@ -14,10 +14,10 @@ from lighteval.tasks.prompt_manager import PromptManager
 from lighteval.tasks.registry import Registry
 
 from arab_mm_tasks.cli import main
+from arab_mm_tasks.core.registry import all_specs, get_spec
+from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, load_split, local_dataset_cache_dir
 from arab_mm_tasks.harness import lighteval_cli
 from arab_mm_tasks.harness.lighteval_tasks import MODULE, TASKS_TABLE, build_tasks_table
-from arab_mm_tasks.registry import all_specs, get_spec
-from arab_mm_tasks.sources import DatasetSource, load_split, local_dataset_cache_dir
 
 TABLE = {config.name: config for config in TASKS_TABLE}
 
@@ -77,18 +77,40 @@ def test_prompt_function_refuses_few_shot_examples(sample_records):
         prompt({**sample_records[0], "__few_shots": True}, "arabculture_mcq")
 
 
-def test_dataset_paths_and_revisions_override_the_hub(tmp_path):
+def test_dataset_paths_and_revisions_override_the_default(tmp_path):
     folder = tmp_path / "arabculture"
     folder.mkdir()
+    gimmick_default = DatasetSource.default("gimmick")
     table = build_tasks_table(paths={"arabculture": str(folder)}, revisions={"arabculture": "v1"})
     sources = {(c.hf_repo, c.hf_revision) for c in table}
-    assert sources == {(str(folder.resolve()), "v1"), ("arab-mm-tasks/gimmick", None)}  # only the one benchmark
+    assert sources == {(str(folder.resolve()), "v1"), (gimmick_default.path, None)}  # only the one benchmark
     renamed = {c.hf_repo for c in build_tasks_table(paths={"arabculture": "me/arabculture"})}
-    assert renamed == {"me/arabculture", "arab-mm-tasks/gimmick"}
+    assert renamed == {"me/arabculture", gimmick_default.path}
     with pytest.raises(KeyError, match="unknown benchmark"):
         build_tasks_table(paths={"nope": str(folder)})
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(DataSourceError, match="does not exist"):
         build_tasks_table(paths={"arabculture": str(tmp_path / "missing")})
+
+
+def test_default_tasks_load_the_release_built_on_first_use(tmp_path, monkeypatch, sample_records, capsys):
+    """With no --dataset-path, a task's config names the first-use build folder; the loader builds it."""
+    import huggingface_hub.constants
+    from hub_fixtures import cache_arabculture_release
+    from lighteval.tasks import lighteval_task
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    cache_arabculture_release(tmp_path / "hub", sample_records)
+    monkeypatch.setattr(lighteval_task, "load_dataset", lighteval_task.load_dataset)  # undone after the test
+    lighteval_cli.patch_local_dataset_cache()
+    (config,) = [c for c in build_tasks_table() if c.name == "arabculture_mcq_en_none:egypt"]
+    assert config.hf_repo == DatasetSource.default("arabculture").path and not Path(config.hf_repo).exists()
+    rows = lighteval_task.load_dataset(path=config.hf_repo, name=config.hf_subset, revision=config.hf_revision)
+    assert len(rows["test"]) == 5 and "building ArabCulture" in capsys.readouterr().err
+    partial = tmp_path / "partial"
+    (partial / "data" / "Egypt").mkdir(parents=True)
+    with pytest.raises(DataSourceError, match=r"partial lacks config 'UAE' \(it holds Egypt\)"):
+        lighteval_task.load_dataset(path=str(partial), name="UAE", revision=None)
 
 
 # ------------------------------------------------------------------------------ entry point

@@ -9,10 +9,10 @@ import pytest
 from helpers import console_script, run_cli
 
 from arab_mm_tasks.cli import main
+from arab_mm_tasks.core.registry import all_specs, get_spec
+from arab_mm_tasks.core.spec import RecordError
 from arab_mm_tasks.harness import lm_eval_hooks
 from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR, drift, render_tree, spec_files
-from arab_mm_tasks.registry import all_specs, get_spec
-from arab_mm_tasks.spec import RecordError
 
 ARABCULTURE = {name: spec for name, spec in all_specs().items() if spec.benchmark == "arabculture"}
 

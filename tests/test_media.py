@@ -1,6 +1,6 @@
 """The media layer: 1 fps frames a model actually sees, RGB images, and errors that name record and field.
 
-Clips come from `arab_mm_tasks.synthetic.write_clip`, whose frames show their own time as
+Clips come from `arab_mm_tasks.testing.synthetic.write_clip`, whose frames show their own time as
 big black/white blocks, so every test reads back *which* frame it got (`timestamp_of`), not
 just how many. Both backends must follow the same rule and return the same pixels.
 """
@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from arab_mm_tasks import media
-from arab_mm_tasks.media import MediaError, load_image, load_images, video_frames
-from arab_mm_tasks.spec import RecordError
-from arab_mm_tasks.synthetic import image_bytes, make_image, timestamp_of, write_clip
+from arab_mm_tasks.core import media
+from arab_mm_tasks.core.media import MediaError, load_image, load_images, video_frames
+from arab_mm_tasks.core.spec import RecordError
+from arab_mm_tasks.testing.synthetic import image_bytes, make_image, timestamp_of, write_clip
 
 SIZE = (160, 120)
 RECORD = "gimmick cvvqa record q123"

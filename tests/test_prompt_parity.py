@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from arab_mm_tasks.core.registry import all_specs
 from arab_mm_tasks.harness.lighteval_tasks import build_tasks_table
 from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR
-from arab_mm_tasks.registry import all_specs
 
 ARABCULTURE = {name: spec for name, spec in all_specs().items() if spec.benchmark == "arabculture"}
 
@@ -74,7 +74,7 @@ def test_gimmick_lm_eval_and_lighteval_agree(name, gimmick_harnesses):
     """Same words (lighteval's without the placeholder lines), same images, same target, every built document."""
     import datasets
 
-    from arab_mm_tasks.spec import without_image_placeholders
+    from arab_mm_tasks.core.spec import without_image_placeholders
 
     manager, configs = gimmick_harnesses
     (task,) = manager.load([name])["tasks"].values()

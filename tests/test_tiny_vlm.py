@@ -10,7 +10,7 @@ import torch
 from PIL import Image
 from transformers import AutoModelForImageTextToText, AutoProcessor
 
-from arab_mm_tasks.tiny_model import IMAGE_TOKEN, VLM_IMAGE_TOKENS
+from arab_mm_tasks.testing.tiny_model import IMAGE_TOKEN, VLM_IMAGE_TOKENS
 
 
 @pytest.fixture(scope="module")

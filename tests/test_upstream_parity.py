@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from arab_mm_tasks.registry import get_spec
+from arab_mm_tasks.core.registry import get_spec
 
 UPSTREAM = {
     "mcq": "lm_eval.tasks.arab_culture.utils_mcq",

@@ -23,7 +23,7 @@ GIMMICK_EXAMPLES_PATH = Path(__file__).parent / "gimmick_examples.json"
 def gimmick_example_docs(images_per_cef: int = 2) -> dict[str, dict]:
     """One document per GIMMICK config, as the builder writes it: the paper's printed examples
     with small synthetic media (an image, a 10 s clip, `images_per_cef` CEF images)."""
-    from arab_mm_tasks.synthetic import make_image, write_clip
+    from arab_mm_tasks.testing.synthetic import make_image, write_clip
 
     examples = json.loads(GIMMICK_EXAMPLES_PATH.read_text("utf-8"))
     docs = {config: dict(doc) for config, doc in examples.items() if not config.startswith("_")}

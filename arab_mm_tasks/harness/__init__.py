@@ -1,1 +1,1 @@
-"""Thin adapters that translate `arab_mm_tasks.spec.TaskSpec`s for each evaluation harness."""
+"""Thin adapters that translate `arab_mm_tasks.core.spec.TaskSpec`s for each evaluation harness."""

@@ -31,7 +31,10 @@ lighteval without the bug, or without the attribute, is left alone):
 5. Local datasets: `datasets` caches a local folder under its base name and config names only, so
    a rebuilt folder, or another folder with the same name, is served stale data. A local folder is
    cached under ``$HF_DATASETS_CACHE/arab-mm-tasks/<hash of its path and of its files' names,
-   sizes and modification times>/``.
+   sizes and modification times>/``. A folder lacking the config asked for is refused in one line.
+6. Default data: a benchmark with no published repo reads the authors' release, built on first use
+   into the user cache (`arab_mm_tasks.core.sources`); its task configs name that build folder,
+   and the loader builds it when it is not there yet.
 """
 
 from __future__ import annotations
@@ -43,8 +46,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arab_mm_tasks.core.sources import (
+    DataSourceError,
+    check_config,
+    ensure_built,
+    fingerprint,
+    local_dataset_cache_dir,
+    release_source_at,
+    user_cache_dir,
+)
 from arab_mm_tasks.harness.lighteval_tasks import MODULE
-from arab_mm_tasks.sources import fingerprint, local_dataset_cache_dir, user_cache_dir
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +93,7 @@ def split_options(args: Sequence[str]) -> tuple[list[str], dict[str, dict[str, s
 
 
 def pop_judge(args: Sequence[str]) -> tuple[list[str], str | None]:
-    """Remove ``--judge SETTINGS`` (the judge of judged metrics, `arab_mm_tasks.judging`) from `args`."""
+    """Remove ``--judge SETTINGS`` (the judge of judged metrics, `arab_mm_tasks.core.judging`) from `args`."""
     rest: list[str] = []
     judge: str | None = None
     it = iter(args)
@@ -224,8 +235,13 @@ def patch_local_dataset_cache() -> None:
         return
 
     def load_dataset(path: str, *args: Any, **kwargs: Any) -> Any:
+        release = release_source_at(path, kwargs.get("revision"))
+        if release is not None:  # patch 6: the authors' release, built on first use
+            path = str(ensure_built(release, kwargs.get("name") or args[0]))
+            kwargs.pop("revision", None)  # the revision was the release's; the built folder has none
         folder = Path(path).expanduser()
         if "cache_dir" not in kwargs and folder.is_dir():
+            check_config(folder, kwargs.get("name") or args[0])
             kwargs["cache_dir"] = str(local_dataset_cache_dir(folder))
         return load(path, *args, **kwargs)
 
@@ -253,7 +269,7 @@ def run(args: Sequence[str]) -> int:
     try:
         args, judge = pop_judge(args)
         if judge:
-            from arab_mm_tasks import judging
+            from arab_mm_tasks.core import judging
 
             judging.configure(judge)  # wins over ARAB_MM_JUDGE_* variables
         argv, options = split_options(args)
@@ -261,7 +277,7 @@ def run(args: Sequence[str]) -> int:
         if (options["paths"] or options["revisions"]) and custom not in (None, MODULE):
             raise UsageError(f"--dataset-path/--dataset-revision apply to {MODULE}, not --custom-tasks {custom}")
         module = tasks_module(options["paths"], options["revisions"])
-    except (UsageError, KeyError, FileNotFoundError, ValueError) as err:
+    except (UsageError, KeyError, FileNotFoundError, ValueError, DataSourceError) as err:
         print(f"{PROG}: error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
     if "--help" in argv or not argv:
@@ -279,6 +295,9 @@ def run(args: Sequence[str]) -> int:
 
     try:
         app(args=with_default_custom_tasks(argv), prog_name=PROG)
+    except DataSourceError as err:  # no data for a task: one line that says what to do
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 2
     except SystemExit as exit_:
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 1)

@@ -9,7 +9,7 @@ Per spec (e.g. ``arabculture_mcq_en_none``) the table holds:
 A generative spec (GIMMICK) is one task, ``<spec>``, on its config. Its images (or video frames)
 go in ``Doc.images``; lighteval's vision model puts them after the text itself, so the query is
 the spec's prompt without its ``<image>`` placeholder lines (`spec.without_image_placeholders`).
-Scores and their per-region aggregation are the same functions lm-eval uses (`arab_mm_tasks.scoring`).
+Scores and their per-region aggregation are the same functions lm-eval uses (`arab_mm_tasks.core.scoring`).
 
 Prompt, choices and gold come only from ``spec.render``; this module adds no prompt text.
 Every task is zero-shot: the benchmarks are test-only, so few-shot examples would be drawn from
@@ -38,10 +38,10 @@ from lighteval.models.model_output import ModelResponse
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc, SamplingMethod
 
-from arab_mm_tasks.registry import all_specs
-from arab_mm_tasks.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
-from arab_mm_tasks.sources import DatasetSource
-from arab_mm_tasks.spec import Subset, TaskSpec, without_image_placeholders
+from arab_mm_tasks.core.registry import all_specs
+from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
+from arab_mm_tasks.core.sources import DatasetSource
+from arab_mm_tasks.core.spec import Subset, TaskSpec, without_image_placeholders
 
 MODULE = "arab_mm_tasks.harness.lighteval_tasks"  # what ``--custom-tasks`` takes
 

@@ -11,7 +11,7 @@
   per-sample scores. A document's media are decoded once: lm-eval asks for its text and then its
   images in a row, so the last few rendered requests are kept.
 - ``aggregate_micro`` / ``aggregate_macro`` / ``aggregate_region_<code>``: generative metrics'
-  aggregations (`arab_mm_tasks.scoring`).
+  aggregations (`arab_mm_tasks.core.scoring`).
 
 All per-task hooks are resolved from the spec registry by name (module `__getattr__`), so no
 prompt code lives here.
@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from lm_eval.api.samplers import ContextSampler
 
-from arab_mm_tasks import judging
-from arab_mm_tasks.registry import all_specs
-from arab_mm_tasks.scoring import aggregator, score_sample
-from arab_mm_tasks.sources import DatasetSource, load_split
-from arab_mm_tasks.spec import Request, TaskSpec
+from arab_mm_tasks.core import judging
+from arab_mm_tasks.core.registry import all_specs, get_benchmark
+from arab_mm_tasks.core.scoring import aggregator, score_sample
+from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, load_split
+from arab_mm_tasks.core.spec import Request, TaskSpec
 
 PROCESS_DOCS_PREFIX = "process_docs_"
 RENDERED_SPLITS_KEPT = 32  # per variant: every country of a benchmark, several times over
@@ -40,17 +41,16 @@ RENDERED_REQUESTS_KEPT = 4  # per variant: a document's text and images are aske
 
 
 def load_dataset(*, benchmark: str, config: str, split: str, **metadata: Any):
-    """Load one config of a benchmark as ``{split: Dataset}`` from its (possibly overridden) source."""
+    """Load one config of a benchmark as ``{split: Dataset}`` from its source (`arab_mm_tasks.core.sources`)."""
     import datasets
 
-    if "judge" in metadata:  # the run's judge for judged metrics (GIMMICK CKQA), see arab_mm_tasks.judging
+    if "judge" in metadata:  # the run's judge for judged metrics, see arab_mm_tasks.core.judging
         judging.configure(metadata["judge"])
-    if benchmark == "gimmick":  # optional CVVQA frame limits (gimmick.FrameSettings)
-        from arab_mm_tasks import gimmick
-
-        gimmick.configure_frames(metadata.get("gimmick_max_frames"), metadata.get("gimmick_max_side"))
+    bench = get_benchmark(benchmark)
+    if bench.configure is not None:  # the benchmark's own run options (GIMMICK's frame limits)
+        bench.configure(metadata)
     source = DatasetSource.from_metadata(benchmark, metadata)
-    return datasets.DatasetDict({split: load_split(source, config, split)})
+    return datasets.DatasetDict({split: load_split(source, config, split, benchmark)})
 
 
 def make_process_docs(spec: TaskSpec) -> Callable:
@@ -152,3 +152,26 @@ class ZeroShotOnly(ContextSampler):
                 f"few-shot examples would leak test items (asked for --num_fewshot {n})"
             )
         return []
+
+
+def _print_data_errors_as_one_line() -> None:
+    """lm-eval lets exceptions from dataset loading end the run with a traceback; ours is one line with the fix.
+
+    Only `DataSourceError` is shortened, and only at the top level of a command line: Python callers
+    still get the exception.
+    """
+    previous = sys.excepthook
+    if getattr(previous, "_arab_mm", False):
+        return
+
+    def excepthook(kind: type[BaseException], value: BaseException, traceback: Any) -> None:
+        if isinstance(value, DataSourceError):
+            print(f"error: {value}", file=sys.stderr)
+        else:
+            previous(kind, value, traceback)
+
+    excepthook._arab_mm = True  # type: ignore[attr-defined]
+    sys.excepthook = excepthook
+
+
+_print_data_errors_as_one_line()

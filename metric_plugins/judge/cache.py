@@ -70,7 +70,7 @@ class CacheEntry:
 
 def default_cache_path() -> Path:
     """``$XDG_CACHE_HOME/arab-mm-tasks/judge.sqlite`` (``~/.cache/...`` when XDG_CACHE_HOME is unset)."""
-    from arab_mm_tasks.sources import user_cache_dir
+    from arab_mm_tasks.core.sources import user_cache_dir
 
     return user_cache_dir() / DEFAULT_FILENAME
 

@@ -58,7 +58,7 @@ class TransformersBackend:
             out = {"backend": "transformers", "model": self.model}
             folder = Path(self.model).expanduser()
             if folder.is_dir():
-                from arab_mm_tasks.sources import fingerprint
+                from arab_mm_tasks.core.sources import fingerprint
 
                 out["fingerprint"] = fingerprint(folder, recursive=True)
             elif self.revision:

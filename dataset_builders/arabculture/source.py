@@ -1,7 +1,8 @@
 """Reading the ArabCulture release, one country config at a time.
 
 Three forms of the same release are accepted, so a build works online, offline and in tests:
-a Hub dataset repo (``MBZUAI/ArabCulture``: 13 country configs, split ``test``), a local
+a Hub dataset repo (``MBZUAI/ArabCulture``: 13 country configs, split ``test``; downloaded into the
+Hugging Face cache by `dataset_builders.core.release`, so a second build works offline), a local
 folder in that Hub layout (``<Country>/test-*.parquet``, with or without the authors' card),
 and a ``.jsonl`` file of records in the HF feature structure (the bundled sample).
 Parquet sources are streamed (`datasets` ``streaming=True``: nothing cached, nothing held);
@@ -17,8 +18,9 @@ from typing import Any
 
 import datasets
 
-from arab_mm_tasks.arabculture import REGION_OF_COUNTRY
-from dataset_builders.hub import DATA_DIR, parse_jsonl_record
+from arab_mm_tasks.arabculture.tasks import REGION_OF_COUNTRY
+from dataset_builders.core.hub import DATA_DIR, parse_jsonl_record
+from dataset_builders.core.release import download_release
 
 SOURCE_REPO = "MBZUAI/ArabCulture"
 SPLIT = "test"
@@ -62,9 +64,9 @@ def read_source(source: str | os.PathLike[str] = SOURCE_REPO, *, revision: str |
     text = str(source)
     if text.startswith((".", "/", "~")) or text.endswith(".jsonl") or text.count("/") != 1:
         raise FileNotFoundError(f"ArabCulture source {text!r}: no such file or folder, and not a repo id")
-    names = datasets.get_dataset_config_names(text, revision=revision)
-    origin = f"{text}@{revision}" if revision else text
-    return _with_configs(SourceConfigs(origin), names, lambda c: _stream(text, c, revision=revision))
+    configs = _read_folder(download_release(text, revision), None)
+    configs.origin = f"{text}@{revision}" if revision else text
+    return configs
 
 
 def _read_jsonl(path: Path) -> SourceConfigs:

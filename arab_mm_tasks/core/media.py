@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from arab_mm_tasks.spec import RecordError
+from arab_mm_tasks.core.spec import RecordError
 
 # Chosen by benchmarks/frames.py (docs/benchmarks.md; 10 s 1280x720 H.264 @25 fps, 2 cores), CPU time
 # as a ratio to decoding every frame: PyAV 0.97 with x264's 250-frame keyframe interval (decord 1.03)

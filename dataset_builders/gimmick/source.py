@@ -5,10 +5,10 @@ The authors publish three gated Hub datasets (split ``test``): ``floschne/gimmic
 repo's loading script) and ``floschne/gimmick-coqa`` (one row per CEF, for COQA and CKQA). Each
 can be given in one of these forms, and is read unchanged:
 
-- a Hub id, optionally ``id@revision``: streamed (`datasets.load_dataset(id, split="test",
-  streaming=True)`) with decoding off. `datasets` 4+ no longer runs loading scripts, so the vvqa
-  and coqa repos fail there; the error says how to make a local copy instead (run the authors'
-  loader once with ``datasets<4`` and ``save_to_disk``);
+- a Hub id, optionally ``id@revision``: downloaded into the Hugging Face cache
+  (`dataset_builders.core.release`) and read as the local folder below. `datasets` 4+ no longer runs
+  loading scripts, so the vvqa and coqa repos cannot be read that way; the error says how to make a
+  local copy instead (run the authors' loader once with ``datasets<4`` and ``save_to_disk``);
 - a folder written by ``save_to_disk`` (a ``Dataset``, or a ``DatasetDict`` with a ``test`` split);
 - a ``.parquet`` file, or a folder of them (sorted by path; only the ``test*`` files, or those
   under a ``test/`` folder, when there are any);
@@ -32,8 +32,9 @@ import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from arab_mm_tasks.media import MediaError, load_image, video_frames
-from dataset_builders.hub import BadRecord, parse_jsonl_record
+from arab_mm_tasks.core.media import MediaError, load_image, video_frames
+from dataset_builders.core.hub import BadRecord, parse_jsonl_record
+from dataset_builders.core.release import download_release
 
 SPLIT = "test"
 SOURCE_REPOS = {"sivqa": "floschne/gimmick-sivqa", "vvqa": "floschne/gimmick-vvqa", "coqa": "floschne/gimmick-coqa"}
@@ -135,20 +136,17 @@ def _jsonl(name: str, path: Path) -> Source:
 
 def _hub(name: str, text: str) -> Source:
     repo, _, revision = text.partition("@")
-    try:
-        stream = datasets.load_dataset(repo, split=SPLIT, streaming=True, revision=revision or None)
-    except RuntimeError as err:
-        if "script" not in str(err).lower():
-            raise
+    folder = download_release(repo, revision or None)
+    if not any(folder.rglob("*.parquet")) and any(folder.glob("*.py")):
         raise SourceError(
-            f"{name} source {text}: the repo has a loading script, which datasets>=4 no longer runs ({err}). "
+            f"{name} source {text}: the repo is a loading script, which datasets>=4 no longer runs. "
             f"Make a local copy once: in an environment with datasets<4, `load_dataset({repo!r}, split='test', "
             "trust_remote_code=True).save_to_disk(DIR)`, then pass DIR (for vvqa also pass --videos-dir if the "
             "clips moved)."
-        ) from None
-    features = stream.features or stream._resolve_features().features
-    stream = stream.decode(False)
-    return Source(name, text, True, None, features, list(features or {}), lambda: iter(stream))
+        )
+    source = read_source(name, folder)
+    source.origin, source.is_hub = text, True
+    return source
 
 
 # ---------------------------------------------------------------------------- features
@@ -248,7 +246,7 @@ def video_value(video_fn: Any, *, videos_dir: Path | None, base_dir: Path | None
 
 
 def _check(decode: Callable[[], Any]) -> None:
-    """Run a `arab_mm_tasks.media` decoder; its `MediaError` becomes a `GimmickRecordError`."""
+    """Run a `arab_mm_tasks.core.media` decoder; its `MediaError` becomes a `GimmickRecordError`."""
     try:
         decode()
     except MediaError as err:

@@ -1,6 +1,6 @@
 """
 name: ArabCulture
-dataset: arab-mm-tasks/arabculture (built from MBZUAI/ArabCulture by `dataset_builders.arabculture`)
+dataset: arab-mm-tasks/arabculture (built from MBZUAI/ArabCulture by `dataset_builders.arabculture.builder`)
 abstract: Cultural commonsense reasoning in Arabic. Each item is an MSA premise and three
   plausible second sentences, only one of which is culturally right for the item's country
   (13 countries, 4 regions, 3,482 items, test only, zero-shot).
@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from arab_mm_tasks.spec import RecordError, Request, Subset, TaskSpec
+from arab_mm_tasks.core.spec import RecordError, Request, Subset, TaskSpec
 
 Language = Literal["en", "ar"]
 Location = Literal["none", "region", "region_country"]

@@ -5,10 +5,9 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from arab_mm_tasks.registry import all_families, all_specs
-from arab_mm_tasks.spec import TaskSpec
+from arab_mm_tasks.core.benchmark import Benchmark
+from arab_mm_tasks.core.registry import all_benchmarks
+from arab_mm_tasks.core.spec import TaskSpec
 
 HEADER = """# Task catalogue
 
@@ -29,26 +28,6 @@ def _metrics(spec: TaskSpec) -> str:
     return ", ".join(f"{m.name} ({m.overall}{', per region' if m.by_region else ''})" for m in spec.generative_metrics)
 
 
-def _example_doc(spec: TaskSpec) -> tuple[dict, str] | None:
-    """A document to render the spec's prompt on, and a line saying where it comes from."""
-    if spec.benchmark == "arabculture":
-        from arab_mm_tasks.data import sample_records
-
-        doc = sample_records()[0]
-        return (
-            doc,
-            f"Rendered for the first record of the bundled sample (`{doc.get('sample_id')}`, {doc.get('country')}):",
-        )
-    if spec.benchmark == "gimmick":
-        from arab_mm_tasks.data import gimmick_example_docs
-
-        return gimmick_example_docs()[spec.all_config], (
-            "Rendered for the paper's printed examples (`arab_mm_tasks/data/gimmick_examples.json`; "
-            "10 s clip, 2 CEF images):"
-        )
-    return None
-
-
 def _table(specs: list[TaskSpec]) -> list[str]:
     rows = [
         "| task | alias | input | output | metrics | version | description |",
@@ -62,8 +41,8 @@ def _table(specs: list[TaskSpec]) -> list[str]:
     return rows
 
 
-def _families(benchmark: str) -> list[str]:
-    families = [f for f in all_families().values() if all_specs()[f.tasks[0]].benchmark == benchmark]
+def _families(benchmark: Benchmark) -> list[str]:
+    families = benchmark.families
     if not families:
         return []
     lines = ["Groups (lm-eval `--tasks GROUP`):", "", "| group | tasks | averaged | description |", "|---|---|---|---|"]
@@ -81,10 +60,10 @@ def _subsets(spec: TaskSpec) -> list[str]:
     return lines
 
 
-def _examples(specs: list[TaskSpec]) -> list[str]:
+def _examples(benchmark: Benchmark) -> list[str]:
     lines: list[str] = []
-    for spec in specs:
-        example = _example_doc(spec)
+    for spec in benchmark.tasks:
+        example = benchmark.example(spec) if benchmark.example else None
         if example is None:
             continue
         doc, provenance = example
@@ -112,12 +91,10 @@ def _examples(specs: list[TaskSpec]) -> list[str]:
 
 
 def render_catalogue() -> str:
-    by_benchmark: dict[str, list[TaskSpec]] = defaultdict(list)
-    for spec in all_specs().values():
-        by_benchmark[spec.benchmark].append(spec)
     out = [HEADER]
-    for benchmark, specs in by_benchmark.items():
-        out += [f"## {benchmark}", ""]
+    for benchmark in all_benchmarks().values():
+        specs = list(benchmark.tasks)
+        out += [f"## {benchmark.name}", ""]
         out += [*_table(specs), ""]
         if specs[0].subsets:
             out += [
@@ -128,5 +105,5 @@ def render_catalogue() -> str:
             ]
             out += [*_subsets(specs[0]), ""]
         out += _families(benchmark)
-        out += _examples(specs)
+        out += _examples(benchmark)
     return "\n".join(out).rstrip() + "\n"

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from arab_mm_tasks.core.sources import user_cache_dir
 from arab_mm_tasks.data import SAMPLE_PATH, sample_records
-from arab_mm_tasks.sources import user_cache_dir
 
 DEFAULT_HUB_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"  # small, multilingual, reads Arabic
 DEFAULT_TASKS = ("arabculture_mcq",)
@@ -44,7 +44,7 @@ def choose_model(model: str | None, work_dir: Path) -> ModelChoice:
 
 
 def build_demo_model(out_dir: Path) -> Path:
-    from arab_mm_tasks.tiny_model import arabculture_corpus, build_tiny_lm
+    from arab_mm_tasks.testing.tiny_model import arabculture_corpus, build_tiny_lm
 
     if (out_dir / "model.safetensors").exists():
         return out_dir
@@ -52,7 +52,7 @@ def build_demo_model(out_dir: Path) -> Path:
 
 
 def build_sample_dataset(out_dir: Path) -> Path:
-    from dataset_builders.arabculture import build
+    from dataset_builders.arabculture.builder import build
 
     build(str(SAMPLE_PATH), out_dir)
     return out_dir

@@ -27,7 +27,7 @@ import datasets
 import pyarrow.parquet as pq
 import yaml
 
-from arab_mm_tasks.spec import RecordError
+from arab_mm_tasks.core.spec import RecordError
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,8 @@
 Judging is the slow, paid step, so it can run apart from generation: on lm-eval's
 ``--log_samples`` files (``samples_<task>_<time>.jsonl``, ``--predict_only`` runs included) or
 lighteval's ``--save-details`` files (``details_<task>|<shots>_<time>.parquet``) of a run made
-with no judge, a judge that failed, or another judge. Every judged value (`arab_mm_tasks.scoring`) is sent to the judge
+with no judge, a judge that failed, or another judge. Every judged value
+(`arab_mm_tasks.core.scoring`) is sent to the judge
 (cached: a re-run or a resumed run pays nothing twice), the scores are written back into a copy
 of each file in the harness's own format, and the task's metrics are re-aggregated per region:
 
@@ -22,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arab_mm_tasks.judging import judge_values
-from arab_mm_tasks.registry import all_specs
-from arab_mm_tasks.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
+from arab_mm_tasks.core.judging import judge_values
+from arab_mm_tasks.core.registry import all_specs
+from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
 from metric_plugins.judge.config import JudgeConfig
 
 _LM_EVAL = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")

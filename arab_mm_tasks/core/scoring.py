@@ -11,7 +11,7 @@ generation with a space or newline, and the authors strip API replies too (docs/
 
 A judged metric's value starts as ``{"score": None, "regions": [...], "judge": {"prompt": id,
 "fields": {...}}}``. The first aggregation of a run judges every such value at once (concurrently,
-through the judge's cache, `arab_mm_tasks.judging`) and writes the score and the judgement's
+through the judge's cache, `arab_mm_tasks.core.judging`) and writes the score and the judgement's
 status into it; the value is the same object under every name of the metric, so the per-region
 aggregations and the harness's saved samples see the scores too.
 """
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arab_mm_tasks.spec import RecordError, TaskSpec
+from arab_mm_tasks.core.spec import RecordError, TaskSpec
 from metric_plugins.region_aggregation import Item, macro_mean, micro_mean, region_mean, unscored
 
 
@@ -80,7 +80,7 @@ def _items(values: Sequence[SampleScore]) -> list[Item]:
 
 def judge_pending(values: Sequence[SampleScore]) -> None:
     """Score the judged values not judged yet, in place (one concurrent, cached judge run per prompt)."""
-    from arab_mm_tasks.judging import judge_values
+    from arab_mm_tasks.core.judging import judge_values
 
     pending = [v for v in values if "judge" in v and "judge_status" not in v]
     for prompt in sorted({v["judge"]["prompt"] for v in pending}):

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arab_mm_tasks.gimmick_vocabulary import (
+from arab_mm_tasks.gimmick.vocabulary import (
     ALL_COUNTRIES,
     COUNTRIES_BY_REGION,
     REGION_CODES,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from arab_mm_tasks.spec import RecordError
+from arab_mm_tasks.core.spec import RecordError
 
 __all__ = [
     "ALL_COUNTRIES", "COUNTRIES_BY_REGION", "REGION_CODES", "REGION_CODE_OF", "REGION_LABEL", "REGION_NAME",

@@ -212,7 +212,7 @@ def build_tiny_vlm(out_dir: str | Path, corpus: Iterable[str] | None = None, see
 
 def arabculture_corpus(records: Iterable[dict]) -> list[str]:
     """Every prompt and choice the ArabCulture tasks build from `records`: the tokenizer's training text."""
-    from arab_mm_tasks.registry import all_specs
+    from arab_mm_tasks.core.registry import all_specs
 
     records = list(records)
     corpus: list[str] = []

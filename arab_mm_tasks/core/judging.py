@@ -38,7 +38,7 @@ def current_config() -> JudgeConfig | None:
 
 
 def judge_values(prompt_id: str, values: Sequence[dict[str, Any]], config: JudgeConfig | None = None) -> None:
-    """Judge the judged metric values (`arab_mm_tasks.scoring`) in place: score and ``judge_status``."""
+    """Judge the judged metric values (`arab_mm_tasks.core.scoring`) in place: score and ``judge_status``."""
     from metric_plugins.judge import JudgeItem, get_prompt
 
     config = config or current_config()

@@ -119,7 +119,7 @@ class TaskSpec:
     """One task variant, e.g. ``arabculture_mcq_ar_region``.
 
     Data:
-        benchmark: key of the dataset source (`arab_mm_tasks.sources`).
+        benchmark: key of the dataset source (`arab_mm_tasks.core.sources`).
         split: the split evaluated; every benchmark here is test-only and zero-shot.
         all_config: config holding every record (one task over all of it in lighteval).
         subsets / groups: per-config subtasks and the groups that aggregate them

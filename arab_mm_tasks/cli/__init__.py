@@ -6,9 +6,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from arab_mm_tasks.core.benchmark import Benchmark
+from arab_mm_tasks.core.registry import BENCHMARK_PACKAGES
+
+
+def benchmark_names() -> list[str]:
+    """The benchmarks' names, read from the registry's package list without importing their specs."""
+    return [package.rpartition(".")[2] for package in BENCHMARK_PACKAGES]
+
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from arab_mm_tasks.registry import all_families, all_specs
+    from arab_mm_tasks.core.registry import all_families, all_specs
 
     for spec in all_specs().values():
         alias = f"  (alias: {', '.join(spec.aliases)})" if spec.aliases else ""
@@ -20,43 +28,44 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
+    """``arab-mm-tasks build <benchmark>``: the options every builder takes, then the benchmark's own."""
+    p = argparse.ArgumentParser(
+        prog=f"arab-mm-tasks build {benchmark.name}",
+        description=f"Build the {benchmark.title} Hub-layout dataset folder from the authors' release.",
+    )
+    p.add_argument("--out", required=True, help="output folder (Hub layout: data/<config>/*.parquet + README.md)")
+    p.add_argument("--on-bad-records", choices=["error", "warn", "skip"], default="error")
+    benchmark.builder_module().add_arguments(p)
+    return p
+
+
 def _cmd_build(args: argparse.Namespace) -> int:
-    if args.benchmark == "gimmick":
-        from dataset_builders import gimmick
+    from arab_mm_tasks.core.registry import get_benchmark
 
-        given = {name: getattr(args, name) for name in ("sivqa", "vvqa", "coqa") if getattr(args, name)}
-        report = gimmick.build(
-            Path(args.out),
-            **(given or gimmick.DEFAULT_SOURCES),
-            videos_dir=args.videos_dir,
-            seed=args.seed,
-            min_center_frame_similarity=args.min_center_frame_similarity,
-            similarity_inclusive=args.similarity_inclusive,
-            on_bad_records=args.on_bad_records,
-        )
-    else:
-        from dataset_builders.arabculture import DEFAULT_SOURCE, build
-
-        report = build(args.source or DEFAULT_SOURCE, Path(args.out), on_bad_records=args.on_bad_records)
-    print(report)
+    benchmark = get_benchmark(args.benchmark)
+    options = _build_parser(benchmark).parse_args(args.options)
+    print(benchmark.builder_module().build_from_args(options))
     return 0
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
-    from dataset_builders import gimmick
-    from dataset_builders.hub import publish
+    from arab_mm_tasks.core.registry import all_benchmarks
 
-    if gimmick.is_gimmick_folder(Path(args.folder)):  # GIMMICK's sources are gated: so is ours, always
-        gimmick.publish(Path(args.folder), args.repo_id, private=args.private, revision=args.revision)
-    else:
-        gated = "auto" if args.gated else None
-        publish(Path(args.folder), args.repo_id, private=args.private, revision=args.revision, gated=gated)
+    folder = Path(args.folder)
+    owners = [b for b in all_benchmarks().values() if b.holds(folder)]
+    if len(owners) != 1:
+        found = ", ".join(b.name for b in owners) or "none"
+        raise FileNotFoundError(f"{folder}: not a folder built by `arab-mm-tasks build` (benchmarks found: {found})")
+    benchmark = owners[0]
+    gated = "auto" if args.gated or benchmark.gated else None  # a gated source stays gated in our copy
+    benchmark.builder_module().publish(folder, args.repo_id, private=args.private, revision=args.revision, gated=gated)
     print(f"published {args.folder} to https://huggingface.co/datasets/{args.repo_id}")
     return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from arab_mm_tasks.demo import DEFAULT_TASKS, run_demo
+    from arab_mm_tasks.cli.demo import DEFAULT_TASKS, run_demo
 
     tasks = tuple(args.tasks.split(",")) if args.tasks else DEFAULT_TASKS
     run_demo(
@@ -71,7 +80,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _cmd_generate(args: argparse.Namespace) -> int:
     """Regenerate (or with --check, verify) everything derived from the specs."""
-    from arab_mm_tasks.catalogue import render_catalogue
+    from arab_mm_tasks.cli.catalogue import render_catalogue
     from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR, drift, write_tree
 
     catalogue_path = Path(args.docs_dir) / "tasks.md"
@@ -90,7 +99,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _cmd_breakdown(args: argparse.Namespace) -> int:
-    from arab_mm_tasks.registry import all_specs
+    from arab_mm_tasks.core.registry import all_specs
     from metric_plugins.breakdowns import breakdown, format_table, read_samples
 
     # lm-eval runs a variant as its per-country tasks: pool them. lighteval tasks (NAME on all
@@ -107,7 +116,7 @@ def _cmd_breakdown(args: argparse.Namespace) -> int:
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
-    from arab_mm_tasks.judge_saved import judge_saved
+    from arab_mm_tasks.cli.judge_saved import judge_saved
     from metric_plugins.judge.config import JudgeConfig
 
     config = JudgeConfig.from_env_or_args(args.judge)
@@ -142,24 +151,13 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="folder for the judged copies and results_judged.json")
     s.set_defaults(func=_cmd_judge)
 
-    s = sub.add_parser("build", help="build a benchmark's Hub-layout dataset folder from the authors' release")
-    s.add_argument("benchmark", choices=["arabculture", "gimmick"])
-    s.add_argument(
-        "--source",
-        help="arabculture: Hub repo id, local folder or .jsonl of the authors' release (default: the authors' repo)",
+    s = sub.add_parser(
+        "build",
+        help="build a benchmark's Hub-layout dataset folder from the authors' release "
+        "(`arab-mm-tasks build BENCHMARK --help` for its options)",
     )
-    s.add_argument("--out", required=True, help="output folder (Hub layout: data/<config>/*.parquet + README.md)")
-    s.add_argument("--on-bad-records", choices=["error", "warn", "skip"], default="error")
-    g = s.add_argument_group("gimmick (each source: Hub id, save_to_disk folder, parquet or jsonl)")
-    g.add_argument("--sivqa", help="CIVQA source (floschne/gimmick-sivqa)")
-    g.add_argument("--vvqa", help="CVVQA source; its clips are local files (see --videos-dir)")
-    g.add_argument("--videos-dir", help="folder holding the CVVQA clips named by `video_fn`")
-    g.add_argument("--coqa", help="COQA/CKQA source (floschne/gimmick-coqa)")
-    g.add_argument("--seed", type=int, default=1312, help="COQA option sampling seed (the authors' 1312)")
-    g.add_argument("--min-center-frame-similarity", type=float, default=0.5)
-    g.add_argument(
-        "--similarity-inclusive", action="store_true", help="keep similarity == threshold (the authors' code)"
-    )
+    s.add_argument("benchmark", choices=benchmark_names())
+    s.add_argument("options", nargs=argparse.REMAINDER, help="--out DIR and the benchmark's own options")
     s.set_defaults(func=_cmd_build)
 
     s = sub.add_parser("publish", help="push a built folder to the Hub (token from `hf auth login` or HF_TOKEN)")
@@ -167,7 +165,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--repo-id", required=True)
     s.add_argument("--private", action="store_true")
     s.add_argument("--revision")
-    s.add_argument("--gated", action="store_true", help="gate access (automatic for GIMMICK folders)")
+    s.add_argument("--gated", action="store_true", help="gate access (automatic for benchmarks with gated sources)")
     s.set_defaults(func=_cmd_publish)
 
     s = sub.add_parser("demo", help="evaluate a model on the bundled ArabCulture sample through lm-eval")
@@ -199,12 +197,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from arab_mm_tasks.spec import RecordError
+    from arab_mm_tasks.core.sources import DataSourceError
+    from arab_mm_tasks.core.spec import RecordError
+    from dataset_builders.core.release import ReleaseUnavailable
 
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (RecordError, KeyError, FileNotFoundError) as err:  # bad input: a message, not a traceback
+    except (RecordError, KeyError, FileNotFoundError, DataSourceError, ReleaseUnavailable) as err:
+        # bad input or unreachable data: one line that says what to do, not a traceback
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"arab-mm-tasks {args.command}: error: {message}", file=sys.stderr)
         return 2

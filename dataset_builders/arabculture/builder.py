@@ -24,13 +24,13 @@ from typing import Any, Literal
 import datasets
 from datasets import Features, List, Value
 
-from arab_mm_tasks.arabculture import REGION_OF_COUNTRY, REGIONS, gold_index
+from arab_mm_tasks.arabculture.tasks import REGION_OF_COUNTRY, REGIONS, gold_index
+from arab_mm_tasks.core.sources import project_repo
 from arab_mm_tasks.data import SAMPLE_PATH
-from arab_mm_tasks.sources import HUB_ORG, HUB_REPOS
-from dataset_builders import hub
-from dataset_builders.arabculture_card import render_arabculture_card
-from dataset_builders.arabculture_source import SOURCE_REPO, SPLIT, SourceConfigs, read_source
-from dataset_builders.arabculture_topics import topic_of
+from dataset_builders.arabculture.card import render_arabculture_card
+from dataset_builders.arabculture.source import SOURCE_REPO, SPLIT, SourceConfigs, read_source
+from dataset_builders.arabculture.topics import topic_of
+from dataset_builders.core import hub
 
 __all__ = [
     "ALL_CONFIG", "DEFAULT_SOURCE", "FEATURES", "REPO_ID", "SAMPLE_PATH", "SOURCE_REPO",
@@ -39,7 +39,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-REPO_ID = f"{HUB_ORG}/{HUB_REPOS['arabculture']}"
+REPO_ID = project_repo("arabculture")
 DEFAULT_SOURCE = SOURCE_REPO  # what `arab-mm-tasks build` reads when no source is given
 ALL_CONFIG = "all"
 

@@ -8,9 +8,9 @@ Schneider et al. (2025), https://arxiv.org/abs/2502.13766. Based on: the authors
 Why a builder: CVVQA's clips are local files named by ``video_fn`` (a loading script that
 `datasets` 4+ refuses to run), and COQA's options are sampled at evaluation time in the authors'
 code. Here the clips are embedded as raw mp4 bytes, the options are sampled once with a fixed seed
-(`dataset_builders.gimmick_coqa`), every record is checked, and the region strings get codes.
+(`dataset_builders.gimmick.coqa`), every record is checked, and the region strings get codes.
 Nothing else changes: source fields are kept as released, renames and derived columns are listed
-on the card (`dataset_builders.gimmick_card`).
+on the card (`dataset_builders.gimmick.card`).
 
     from dataset_builders import gimmick
     report = gimmick.build("out/gimmick", sivqa="floschne/gimmick-sivqa", coqa="/data/gimmick-coqa",
@@ -32,11 +32,11 @@ import pyarrow as pa
 from datasets import Features, Image, List, Value, Video
 from datasets.table import InMemoryTable
 
-from arab_mm_tasks.gimmick_vocabulary import REGION_CODE_OF, region_codes
-from dataset_builders import hub
-from dataset_builders.gimmick_card import REPO_ID, render_gimmick_card
-from dataset_builders.gimmick_coqa import coqa_c_rows, coqa_r_rows
-from dataset_builders.gimmick_source import (
+from arab_mm_tasks.gimmick.vocabulary import REGION_CODE_OF, region_codes
+from dataset_builders.core import hub
+from dataset_builders.gimmick.card import REPO_ID, render_gimmick_card
+from dataset_builders.gimmick.coqa import coqa_c_rows, coqa_r_rows
+from dataset_builders.gimmick.source import (
     RELEASE_COUNTS,
     SOURCE_REPOS,
     SPLIT,
@@ -226,7 +226,7 @@ def build(
 
     ``sivqa`` -> civqa; ``vvqa`` -> cvvqa; ``coqa`` -> coqa_c, coqa_r, ckqa. Each is a Hub id
     (e.g. `SOURCE_REPOS`), a ``save_to_disk`` folder, a parquet file or folder, or a ``.jsonl``
-    (see `dataset_builders.gimmick_source`). ``videos_dir``: where the clips are, by the basename
+    (see `dataset_builders.gimmick.source`). ``videos_dir``: where the clips are, by the basename
     of ``video_fn``; without it ``video_fn`` is used as a path (relative to the source's folder).
 
     CVVQA keeps clips with ``video_center_frame_sim`` > ``min_center_frame_similarity`` (the

@@ -13,13 +13,13 @@ from typing import Any
 import datasets
 from datasets import Features
 
-from arab_mm_tasks.gimmick_vocabulary import REGION_CODE_OF, REGION_CODES, REGION_LABEL, REGION_NAME
-from arab_mm_tasks.sources import HUB_ORG, HUB_REPOS
-from dataset_builders import hub
-from dataset_builders.gimmick_source import RELEASE_COUNTS, SOURCE_REPOS
+from arab_mm_tasks.core.sources import project_repo
+from arab_mm_tasks.gimmick.vocabulary import REGION_CODE_OF, REGION_CODES, REGION_LABEL, REGION_NAME
+from dataset_builders.core import hub
+from dataset_builders.gimmick.source import RELEASE_COUNTS, SOURCE_REPOS
 
 LICENSE = "other"
-REPO_ID = f"{HUB_ORG}/{HUB_REPOS.get('gimmick', 'gimmick')}"  # the project's (gated) GIMMICK repo
+REPO_ID = project_repo("gimmick")  # the project's (gated) GIMMICK repo
 
 CITATION = """\
 @misc{schneider2025gimmick,
@@ -53,7 +53,7 @@ ACCESS = """\
   graph. The **images** are © their photographers or institutions, as credited on the UNESCO ICH
   pages, and no licence is stated for them. The **video clips** are cut from YouTube videos. The
   authors *assume* that open access extends to the media (L393); nobody has confirmed it.
-- **Re-hosting needs the authors' permission.** This builder (`dataset_builders.gimmick` in the
+- **Re-hosting needs the authors' permission.** This builder (`dataset_builders.gimmick.builder` in the
   `arab-mm-tasks` package) is meant to be run by users who accepted the gate, on their own copy of
   the release. A built folder may only be published as a **gated** repo (`gimmick.publish` sets
   the gate before uploading), and publishing it publicly needs the authors' permission. Copyright
@@ -185,7 +185,7 @@ Multitask Cultural Knowledge Benchmarking" (Schneider et al., 2025,
 
 ## Source
 
-Built from {_shown(report.source)} by `dataset_builders.gimmick`.
+Built from {_shown(report.source)} by `dataset_builders.gimmick.builder`.
 Records left out by the build: {report.rows_skipped}.
 
 ```python

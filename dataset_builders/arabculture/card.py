@@ -10,10 +10,10 @@ from pathlib import Path
 
 from datasets import Features
 
-from arab_mm_tasks.arabculture import REGION_OF_COUNTRY, REGIONS
-from arab_mm_tasks.sources import HUB_ORG, HUB_REPOS
-from dataset_builders import hub
-from dataset_builders.arabculture_source import SOURCE_REPO
+from arab_mm_tasks.arabculture.tasks import REGION_OF_COUNTRY, REGIONS
+from arab_mm_tasks.core.sources import project_repo
+from dataset_builders.arabculture.source import SOURCE_REPO
+from dataset_builders.core import hub
 
 LICENSE = "cc-by-nc-sa-4.0"
 
@@ -89,7 +89,7 @@ def render_arabculture_card(
     report: hub.BuildReport, features: Features, num_bytes: dict[str, int], *, sample: bool = False
 ) -> str:
     """The README card for a built ArabCulture folder (``num_bytes``: Arrow bytes per config)."""
-    repo_id = f"{HUB_ORG}/{HUB_REPOS['arabculture']}"
+    repo_id = project_repo("arabculture")
     stats = report.stats
     total = report.counts.get("all", 0)
     absent = sorted(set(REGION_OF_COUNTRY) - set(report.counts))
@@ -104,7 +104,7 @@ Culture" (Sadallah et al., 2025, [arXiv:2502.12788](https://arxiv.org/abs/2502.1
 
 - **Source:** the authors' release [`{SOURCE_REPO}`](https://huggingface.co/datasets/{SOURCE_REPO}),
   licence CC-BY-NC-SA-4.0 (non-commercial, share-alike), which this derived copy keeps.
-  Built from `{_shown_source(report.source)}` by `dataset_builders.arabculture` (package `arab-mm-tasks`).
+  Built from `{_shown_source(report.source)}` by `dataset_builders.arabculture.builder` (package `arab-mm-tasks`).
 - **Configs:** one per country, named as in the release, plus `all` (every country, in sorted
   country order).{f" Absent from this build: {', '.join(absent)}." if absent else ""}
 

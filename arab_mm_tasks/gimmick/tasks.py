@@ -1,6 +1,6 @@
 """
 name: GIMMICK
-dataset: arab-mm-tasks/gimmick (built from floschne/gimmick-{sivqa,vvqa,coqa} by `dataset_builders.gimmick`)
+dataset: arab-mm-tasks/gimmick (built from floschne/gimmick-{sivqa,vvqa,coqa} by `dataset_builders.gimmick.builder`)
 abstract: Globally inclusive cultural knowledge of vision-language and language models, built from
   UNESCO's Intangible Cultural Heritage lists: 728 cultural events or facets (CEFs) from 144
   countries in six macro-regions. Six tasks: image VQA (CIVQA), video VQA (CVVQA, 1 frame per
@@ -40,9 +40,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from arab_mm_tasks.gimmick_vocabulary import REGION_CODES
-from arab_mm_tasks.media import load_image, load_images, video_frames
-from arab_mm_tasks.spec import (
+from arab_mm_tasks.core.media import load_image, load_images, video_frames
+from arab_mm_tasks.core.spec import (
     IMAGE_PLACEHOLDER,
     Family,
     Generation,
@@ -51,6 +50,7 @@ from arab_mm_tasks.spec import (
     Request,
     TaskSpec,
 )
+from arab_mm_tasks.gimmick.vocabulary import REGION_CODES
 from metric_plugins.relaxed_accuracy import normalized_relaxed_match, relaxed_match, symmetric_relaxed_match
 
 Hint = Literal["none", "region", "country", "both"]

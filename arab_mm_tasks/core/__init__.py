@@ -1,0 +1,1 @@
+"""The shared core: task specs, benchmark declarations and their registry, data sources, media, scoring."""

@@ -1,0 +1,289 @@
+"""Where each benchmark's dataset is read from, in this order:
+
+1. an explicit folder or repo for the run:
+   - lm-eval:    ``--metadata '{"arabculture_path": "/data/arabculture", "arabculture_revision": "v1"}'``
+   - lighteval:  ``arab-mm-lighteval ... --dataset-path arabculture=/data/arabculture``
+   - Python:     ``DatasetSource.resolve("arabculture", path="/data/arabculture")``
+2. the project's published Hub repo at its pinned revision, once `PUBLISHED` lists one;
+3. otherwise the authors' release, built on first use by the benchmark's own builder into the
+   user cache (``~/.cache/arab-mm-tasks/datasets/<benchmark>/<source@revision>/<part>``) and
+   reused afterwards.
+
+No source comes from an environment variable. Every failure to get data is a `DataSourceError`
+whose message is one line saying what to do; lm-eval and our command lines print just that line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from arab_mm_tasks.core.benchmark import Benchmark
+from arab_mm_tasks.core.registry import get_benchmark
+
+HUB_ORG = "arab-mm-tasks"
+
+# The one table of the project's published dataset repos: benchmark -> (repo id, pinned revision).
+# A benchmark listed here is read from that repo by default; any other is built from the authors'
+# release on first use. Pin a commit sha, never a branch, so a run is reproducible.
+PUBLISHED: dict[str, tuple[str, str]] = {}
+
+
+class DataSourceError(RuntimeError):
+    """A benchmark's data cannot be had; the message is one line that says what to do."""
+
+
+def project_repo(benchmark: str) -> str:
+    """The repo id the project publishes `benchmark` to (``arab-mm-tasks/<name>``)."""
+    return PUBLISHED[benchmark][0] if benchmark in PUBLISHED else f"{HUB_ORG}/{benchmark}"
+
+
+@dataclass(frozen=True)
+class DatasetSource:
+    """A dataset location: a Hub repo id or a local Hub-layout folder, plus an optional revision.
+
+    ``benchmark`` is set when the source is the authors' release built on first use: `path` is
+    then the user-cache folder the build goes to (`ensure_built` makes it).
+    """
+
+    path: str
+    revision: str | None = None
+    benchmark: str | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return self.benchmark is not None or Path(self.path).expanduser().is_dir()
+
+    @property
+    def builds_release(self) -> bool:
+        return self.benchmark is not None
+
+    @classmethod
+    def default(cls, benchmark: str, revision: str | None = None) -> DatasetSource:
+        """The published repo at its pinned revision, else the first-use build of the authors' release."""
+        bench = get_benchmark(benchmark)
+        if bench.name in PUBLISHED:
+            repo, pinned = PUBLISHED[bench.name]
+            return cls(repo, revision or pinned)
+        return cls(str(release_cache_dir(bench, revision)), revision, bench.name)
+
+    @classmethod
+    def resolve(cls, benchmark: str, path: str | None = None, revision: str | None = None) -> DatasetSource:
+        """`path` (a folder or a repo id) when given, else the benchmark's default source."""
+        if not path:
+            return cls.default(benchmark, revision)
+        get_benchmark(benchmark)  # an unknown benchmark fails here, with the known names
+        folder = Path(path).expanduser()
+        if path.startswith((".", "/", "~")) and not folder.is_dir():
+            raise DataSourceError(f"{benchmark}: dataset folder {path!r} does not exist")
+        return cls(str(folder.resolve()) if folder.is_dir() else path, revision)
+
+    @classmethod
+    def from_metadata(cls, benchmark: str, metadata: dict) -> DatasetSource:
+        """Read ``<benchmark>_path`` / ``<benchmark>_revision`` from lm-eval ``--metadata``."""
+        bench = get_benchmark(benchmark)
+        return cls.resolve(benchmark, metadata.get(bench.path_key), metadata.get(bench.revision_key))
+
+    @property
+    def label(self) -> str:
+        """What the source is, for results and messages: a repo id, a folder, or the release it is built from."""
+        if self.benchmark is None:
+            return self.path
+        release = "+".join(get_benchmark(self.benchmark).release.repos)
+        return f"{release}@{self.revision}" if self.revision else release
+
+
+# ------------------------------------------------------------------------------------ user cache
+
+
+def user_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/arab-mm-tasks`` (``~/.cache/arab-mm-tasks``): built releases, demo, lighteval responses."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "arab-mm-tasks"
+
+
+def _package_version() -> str:
+    try:
+        return version("arab-mm-tasks")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "source"
+
+
+def release_cache_dir(benchmark: Benchmark, revision: str | None = None) -> Path:
+    """Where the first-use build of a benchmark's release goes, keyed by source, revision and package version.
+
+    The package version is in the key because a new version may write another schema.
+    """
+    source = "+".join(benchmark.release.repos) + "@" + (revision or "main")
+    slug = re.sub(r"[^A-Za-z0-9_.@+-]+", "--", source)
+    return user_cache_dir() / "datasets" / benchmark.name / f"{slug}-v{_package_version()}"
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path) -> Iterator[None]:
+    """One process at a time builds a release (a second one waits, then finds it built)."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_built(source: DatasetSource, config: str) -> Path:
+    """The local folder holding `config` of a first-use source, building that part of the release if needed.
+
+    The build goes to a temporary folder that is renamed into place only once complete, so an
+    interrupted build is never mistaken for a finished one.
+    """
+    from dataset_builders.core.release import ReleaseUnavailable
+
+    assert source.benchmark is not None
+    bench = get_benchmark(source.benchmark)
+    part = bench.release.part_of(config)
+    if part is None:
+        howto = bench.release.not_on_hub.get(config)
+        raise DataSourceError(howto or f"{bench.title}: no release part provides config {config!r}")
+    folder = Path(source.path) / part.name
+    if (folder / "README.md").is_file():
+        return folder
+    with _exclusive(folder.parent / f".{part.name}.lock"):
+        if (folder / "README.md").is_file():  # another process built it while we waited
+            return folder
+        partial = folder.parent / f".{part.name}.partial-{os.getpid()}"
+        shutil.rmtree(partial, ignore_errors=True)
+        repos = ", ".join(part.repos) + (f" at revision {source.revision}" if source.revision else "")
+        print(
+            f"arab-mm-tasks: building {bench.title} ({part.name}) from the authors' release {repos} "
+            f"on first use, into {folder}",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            report = bench.builder_module().build_release(part.name, partial, source.revision)
+        except ReleaseUnavailable as err:
+            raise DataSourceError(f"{bench.title}: {err}. {_local_hint(bench)}") from None
+        except Exception as err:  # a bad record or an unreadable release: the build's own one-line reason
+            first_line = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise DataSourceError(
+                f"{bench.title}: building {repos} failed: {first_line}. {_local_hint(bench)}"
+            ) from err
+        finally:
+            if not (partial / "README.md").is_file():
+                shutil.rmtree(partial, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)  # what an older, interrupted layout may have left
+        os.replace(partial, folder)
+        print(
+            f"arab-mm-tasks: built {bench.title} ({part.name}): {report.rows_written} rows written, "
+            f"{report.rows_skipped} skipped",
+            file=sys.stderr,
+            flush=True,
+        )
+    return folder
+
+
+def release_source_at(path: str, revision: str | None = None) -> DatasetSource | None:
+    """The first-use source whose build folder is `path` (what a lighteval task config holds), if any."""
+    from arab_mm_tasks.core.registry import all_benchmarks
+
+    for bench in all_benchmarks().values():
+        if Path(path) == release_cache_dir(bench, revision):
+            return DatasetSource(path, revision, bench.name)
+    return None
+
+
+def _local_hint(bench: Benchmark) -> str:
+    return (
+        f"Or build a local copy with `arab-mm-tasks build {bench.name} --out DIR` and pass "
+        f'--metadata \'{{"{bench.path_key}": "DIR"}}\' (lighteval: --dataset-path {bench.name}=DIR)'
+    )
+
+
+# ------------------------------------------------------------------------------------ loading
+
+
+def fingerprint(folder: Path, recursive: bool = False) -> str:
+    """Names, sizes and modification times of a folder's files (hidden ones skipped): changes with its content."""
+    files = folder.rglob("*") if recursive else folder.iterdir()
+    digest = hashlib.sha256()
+    for file in sorted(files):
+        relative = file.relative_to(folder)
+        if file.is_file() and not any(part.startswith(".") for part in relative.parts):
+            stat = file.stat()
+            digest.update(f"{relative.as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def local_dataset_cache_dir(folder: Path) -> Path:
+    """A `datasets` cache folder for a local Hub-layout folder, keyed by its absolute path and its content.
+
+    datasets 5.2 caches a local folder that declares its configs in README.md under the folder's
+    base name and the config name only: two different folders called `arabculture`, or one folder
+    rebuilt with new rows, would be served the first one's cached data.
+    """
+    from datasets import config
+
+    resolved = folder.resolve()
+    key = hashlib.sha256(str(resolved).encode()).hexdigest()[:16] + "-" + fingerprint(resolved, recursive=True)
+    return Path(config.HF_DATASETS_CACHE) / "arab-mm-tasks" / key
+
+
+def check_config(folder: Path, config: str, benchmark: str | None = None) -> None:
+    """Refuse a built folder that lacks `config`, naming what it holds and what it lacks.
+
+    Without this, `datasets` fails deep inside a group run with ``BuilderConfig 'UAE' not found``.
+    """
+    data = folder / "data"
+    if not data.is_dir() or (data / config).is_dir():
+        return  # not our builders' layout (datasets decides), or the config is there
+    held = sorted(p.name for p in data.iterdir() if p.is_dir())
+    lacks = f"config {config!r}"
+    if benchmark is not None:
+        absent = [c for c in get_benchmark(benchmark).configs if c not in held]
+        lacks = f"configs {', '.join(absent)}" if len(absent) > 1 else lacks
+    raise DataSourceError(
+        f"{folder} lacks {lacks} (it holds {', '.join(held) or 'none'}): rebuild it from the whole release, "
+        "or run only the tasks of the configs it holds"
+    )
+
+
+def load_split(source: DatasetSource, config: str, split: str, benchmark: str | None = None):
+    """`datasets.load_dataset` on a source: the same call for the Hub, a local folder and a first-use build."""
+    import datasets
+
+    path = str(ensure_built(source, config)) if source.builds_release else source.path
+    revision = None if source.builds_release else source.revision
+    folder = Path(path)
+    cache_dir = None
+    if folder.is_dir():
+        check_config(folder, config, benchmark or source.benchmark)
+        cache_dir = str(local_dataset_cache_dir(folder))
+    try:
+        return datasets.load_dataset(path, config, split=split, revision=revision, cache_dir=cache_dir)
+    except (ConnectionError, OSError) as err:  # datasets' and huggingface_hub's Hub errors are both
+        raise _hub_error(source, err, benchmark or source.benchmark) from err
+
+
+def _hub_error(source: DatasetSource, err: Exception, benchmark: str | None) -> DataSourceError:
+    """One line for a published or named repo that cannot be read."""
+    from huggingface_hub.errors import GatedRepoError
+
+    text = str(err)
+    hint = f" {_local_hint(get_benchmark(benchmark))}" if benchmark else ""
+    if isinstance(err, GatedRepoError) or "gated" in text.lower():
+        return DataSourceError(
+            f"{source.path} is gated: accept its conditions at https://huggingface.co/datasets/{source.path}, "
+            "then log in (`hf auth login` or HF_TOKEN)"
+        )
+    if "Couldn't reach" in text or "offline" in text.lower() or isinstance(err, ConnectionError):
+        return DataSourceError(f"cannot reach {source.path} on the Hub (offline, or HF_HUB_OFFLINE=1).{hint}")
+    return DataSourceError(f"cannot load {source.path}: {text.splitlines()[0] if text else type(err).__name__}")

@@ -1,0 +1,59 @@
+"""GIMMICK: cultural knowledge of (vision-)language models over image, video and text, by region.
+
+Prompts and variants: `arab_mm_tasks.gimmick.tasks`; builder: `dataset_builders.gimmick`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from arab_mm_tasks.core.benchmark import Benchmark, Release, ReleasePart, RunOption
+from arab_mm_tasks.core.spec import TaskSpec
+from arab_mm_tasks.gimmick.tasks import FAMILIES, TASKS, configure_frames
+
+CVVQA_HOWTO = (
+    "GIMMICK CVVQA's clips are not on the Hub: get the authors' videos (floschne/gimmick, see its README), "
+    "build them with `arab-mm-tasks build gimmick --vvqa <vvqa copy> --videos-dir <clips> --out DIR`, "
+    'then pass --metadata \'{"gimmick_path": "DIR"}\' (lighteval: --dataset-path gimmick=DIR)'
+)
+
+
+def configure(metadata: Mapping[str, Any]) -> None:
+    """Apply a run's CVVQA frame limits (lm-eval ``--metadata``); absent keys mean no limit."""
+    configure_frames(metadata.get("gimmick_max_frames"), metadata.get("gimmick_max_side"))
+
+
+def example(spec: TaskSpec) -> tuple[Mapping[str, Any], str]:
+    """The catalogue's example: the paper's printed examples (a 10 s synthetic clip, two CEF images)."""
+    from arab_mm_tasks.data import gimmick_example_docs
+
+    return gimmick_example_docs()[spec.all_config], (
+        "Rendered for the paper's printed examples (`arab_mm_tasks/data/gimmick_examples.json`; "
+        "10 s clip, 2 CEF images):"
+    )
+
+
+BENCHMARK = Benchmark(
+    name="gimmick",
+    title="GIMMICK",
+    tasks=tuple(TASKS),
+    families=tuple(FAMILIES),
+    configs=("civqa", "cvvqa", "coqa_c", "coqa_r", "ckqa"),
+    release=Release(
+        parts=(
+            ReleasePart("sivqa", ("floschne/gimmick-sivqa",), ("civqa",)),
+            ReleasePart("coqa", ("floschne/gimmick-coqa",), ("coqa_c", "coqa_r", "ckqa")),
+        ),
+        gated=True,
+        not_on_hub={"cvvqa": CVVQA_HOWTO},
+    ),
+    builder="dataset_builders.gimmick",
+    run_options=(
+        RunOption("gimmick_max_frames", "CVVQA: keep at most N frames per clip, spread over it"),
+        RunOption("gimmick_max_side", "CVVQA: shrink frames so their longer side is at most N pixels"),
+    ),
+    configure=configure,
+    gated=True,
+    example=example,
+)
