@@ -1,6 +1,7 @@
 """
 name: ArabCulture
-dataset: arab-mm-tasks/arabculture (built from MBZUAI/ArabCulture by `dataset_builders.arabculture.builder`)
+dataset: MBZUAI/ArabCulture, built by `dataset_builders.arabculture` (on first use, or published as
+  arab-mm-tasks/arabculture)
 abstract: Cultural commonsense reasoning in Arabic. Each item is an MSA premise and three
   plausible second sentences, only one of which is culturally right for the item's country
   (13 countries, 4 regions, 3,482 items, test only, zero-shot).

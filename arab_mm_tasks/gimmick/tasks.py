@@ -1,6 +1,7 @@
 """
 name: GIMMICK
-dataset: arab-mm-tasks/gimmick (built from floschne/gimmick-{sivqa,vvqa,coqa} by `dataset_builders.gimmick.builder`)
+dataset: floschne/gimmick-{sivqa,vvqa,coqa}, built by `dataset_builders.gimmick` (on first use, or published
+  as arab-mm-tasks/gimmick)
 abstract: Globally inclusive cultural knowledge of vision-language and language models, built from
   UNESCO's Intangible Cultural Heritage lists: 728 cultural events or facets (CEFs) from 144
   countries in six macro-regions. Six tasks: image VQA (CIVQA), video VQA (CVVQA, 1 frame per
