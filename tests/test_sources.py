@@ -110,7 +110,10 @@ def test_offline_without_the_release_is_one_line_with_the_fix(user_caches):
 
 
 def test_a_config_the_hub_release_lacks_says_what_to_download(user_caches):
-    with pytest.raises(DataSourceError, match=r"GIMMICK CVVQA's clips are not on the Hub: .*--videos-dir"):
+    with pytest.raises(
+        DataSourceError,
+        match=r"GIMMICK CVVQA.s clips are not on the Hub: .*floschne/gimmick-vvqa.*--vvqa VVQA --out DIR",
+    ):
         load_split(DatasetSource.resolve("gimmick"), "cvvqa", "test")
 
 

@@ -13,9 +13,10 @@ from arab_mm_tasks.core.spec import TaskSpec
 from arab_mm_tasks.gimmick.tasks import FAMILIES, TASKS, configure_frames
 
 CVVQA_HOWTO = (
-    "GIMMICK CVVQA's clips are not on the Hub: get the authors' videos (floschne/gimmick, see its README), "
-    "build them with `arab-mm-tasks build gimmick --vvqa <vvqa copy> --videos-dir <clips> --out DIR`, "
-    'then pass --metadata \'{"gimmick_path": "DIR"}\' (lighteval: --dataset-path gimmick=DIR)'
+    "GIMMICK CVVQA's clips are not on the Hub: the authors' loader downloads them. Once, in an environment "
+    "with datasets<4: `load_dataset('floschne/gimmick-vvqa', split='test', trust_remote_code=True)"
+    ".save_to_disk(VVQA)`; then `arab-mm-tasks build gimmick --vvqa VVQA --out DIR` (add --videos-dir if the "
+    "clips moved) and pass --metadata '{\"gimmick_path\": \"DIR\"}' (lighteval: --dataset-path gimmick=DIR)"
 )
 
 
