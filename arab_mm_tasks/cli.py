@@ -199,14 +199,15 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from arab_mm_tasks.spec import RecordError
+    from arab_mm_tasks.spec import RecordError, SourceError
 
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (RecordError, KeyError, FileNotFoundError) as err:  # bad input: a message, not a traceback
+    except (RecordError, SourceError, KeyError, FileNotFoundError) as err:  # bad input: a message, not a traceback
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"arab-mm-tasks {args.command}: error: {message}", file=sys.stderr)
+        # One line: a record's text (a premise, a JSON error) may hold newlines of its own.
+        print(f"arab-mm-tasks {args.command}: error: " + " ".join(str(message).splitlines()), file=sys.stderr)
         return 2
 
 
