@@ -18,7 +18,7 @@ from typing import Any
 import datasets
 
 from arab_mm_tasks.arabculture import REGION_OF_COUNTRY
-from dataset_builders.hub import DATA_DIR, BadRecord, SourceError, read_jsonl, parse_jsonl_record
+from dataset_builders.hub import DATA_DIR, BadRecord, SourceError, parse_jsonl_record, read_jsonl
 
 SOURCE_REPO = "MBZUAI/ArabCulture"
 SPLIT = "test"

@@ -184,7 +184,9 @@ def infer_features(source: Source, columns: list[str]) -> datasets.Features:
             types[column] = pa.array([record.get(column) for record in source]).type
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as err:
             # A kept column must have one type; a jsonl whose rows disagree cannot be kept as released.
-            raise SourceError(f"{source.name} source {source.origin}: column {column!r} mixes value types ({err})") from None
+            raise SourceError(
+                f"{source.name} source {source.origin}: column {column!r} mixes value types ({err})"
+            ) from None
     return datasets.Features.from_arrow_schema(pa.schema(list(types.items())))
 
 

@@ -404,7 +404,7 @@ def test_odd_flags_and_sample_ids_only_null_the_derived_columns(tmp_path: Path) 
     assert report.stats.get("topic_unmapped", 0) == 0
 
 
-# ---------------------------------------------------------------------------- .jsonl lines (issue: builder input errors)
+# ---------------------------------------------------------------------------- .jsonl lines (builder input issue)
 
 
 def test_an_error_names_the_file_line_as_well_as_the_record(tmp_path: Path) -> None:

@@ -581,7 +581,7 @@ def test_publish_sets_the_gate_before_uploading(built: tuple[Path, hub.BuildRepo
     assert hf_calls == []
 
 
-# ---------------------------------------------------------------------------- .jsonl lines (issue: builder input errors)
+# ---------------------------------------------------------------------------- .jsonl lines (builder input issue)
 
 
 def test_a_malformed_jsonl_line_is_a_bad_record(sources: dict[str, Path], tmp_path: Path) -> None:
