@@ -158,16 +158,20 @@ def parse_jsonl_record(
     """
     where = f"{path}:{line_no}"
     try:
-        record = json.loads(line)
+        # Decoded here rather than by json.loads, which would also take UTF-16/32 lines: a .jsonl is UTF-8.
+        text = bytes(line).decode("utf-8") if isinstance(line, bytes | bytearray) else line
     except UnicodeDecodeError as err:
         raise error(where, None, f"is not UTF-8 text ({err.reason} at byte {err.start})") from None
+    try:
+        record = json.loads(text.removeprefix("\ufeff"))
+        bad = _lone_surrogate(record) if isinstance(record, dict) else None
     except ValueError as err:
         raise error(where, None, f"is not valid JSON ({err})") from None
-    except RecursionError:
-        raise error(where, None, "is not valid JSON (nested too deeply)") from None
+    except RecursionError:  # json.loads (and our walk) recurse per nesting level
+        raise error(where, None, "is nested too deeply to read") from None
     if not isinstance(record, dict):
         raise error(where, None, f"is not a JSON object (a JSON {type(record).__name__})")
-    if (bad := _lone_surrogate(record)) is not None:
+    if bad is not None:
         raise error(where, bad or None, "holds an unpaired surrogate escape (\\ud800-\\udfff), not text")
     return record
 
