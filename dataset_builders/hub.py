@@ -28,12 +28,8 @@ import datasets
 import pyarrow.parquet as pq
 import yaml
 
-from arab_mm_tasks.spec import RecordError, SourceError
-
-__all__ = [
-    "BadRecord", "BuildReport", "DuplicateRecord", "DuplicateTracker", "HubFolderWriter", "JsonlLine", "SkippedRecord",
-    "SourceError", "check_hub_folder", "parse_jsonl_record", "publish", "read_jsonl", "render_card", "write_hub_folder",
-]  # fmt: skip
+from arab_mm_tasks.spec import RecordError
+from arab_mm_tasks.spec import SourceError as SourceError  # re-exported: builders raise hub.SourceError
 
 logger = logging.getLogger(__name__)
 

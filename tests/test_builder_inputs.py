@@ -260,6 +260,18 @@ def test_cli_build_exits_0_or_2_with_one_line(data: bytes, policy: str) -> None:
         assert err.startswith("arab-mm-tasks build: error: ") and err.count("\n") == 1, err
 
 
+def test_cli_gimmick_bad_sources_exit_2_with_one_line(tmp_path: Path) -> None:
+    (tmp_path / "s.csv").write_text("question,answer\n", encoding="utf-8")
+    (tmp_path / "s.jsonl").write_bytes(b'{"question": "What\n')
+    for source, says in (("s.csv", "expected a .parquet or .jsonl file"), ("s.jsonl", "s.jsonl:1: is not valid JSON")):
+        code, err = _cli("gimmick", "--sivqa", str(tmp_path / source), "--out", str(tmp_path / "out"))
+        assert code == 2 and err.count("\n") == 1 and says in err, err
+    code, err = _cli(
+        "gimmick", "--sivqa", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "out"), "--on-bad-records", "skip"
+    )
+    assert code == 2 and "no GIMMICK rows to write (1 skipped; the first: " in err, err
+
+
 SAMPLE_LINES = SAMPLE_PATH.read_bytes().splitlines(keepends=True)
 CLI_CASES = {  # file name, its bytes, policy -> exit status, what stderr must say
     "empty file": ("r.jsonl", b"", "error", 2, "no records"),
