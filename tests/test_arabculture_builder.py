@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -242,8 +243,8 @@ def test_tolerant_policies_skip_and_report(policy: str, tmp_path: Path, caplog: 
     assert (report.rows_read, report.rows_written, report.rows_skipped) == (38, 36, 2)
     assert report.counts["Egypt"] == 4 and report.counts["Yemen"] == 1 and "Atlantis" not in report.counts
     assert [s.record for s in report.skipped] == [
-        "Atlantis row 0 (sample_id '6 | Lunch')",
-        "Egypt row 0 (sample_id '1 | Breakfast')",
+        f"{tmp_path / 'r.jsonl'}:38: Atlantis row 0 (sample_id '6 | Lunch')",
+        f"{tmp_path / 'r.jsonl'}:1: Egypt row 0 (sample_id '1 | Breakfast')",
     ]
     assert "field 'options.text' has 2 items" in report.skipped[1].reason
     assert "2 bad records skipped" in report.warnings[-1]
@@ -257,7 +258,7 @@ def test_bad_policy_and_bad_json(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="on_bad_records"):
         build(SAMPLE_PATH, tmp_path / "out", on_bad_records="ignore")  # type: ignore[arg-type]
     (tmp_path / "r.jsonl").write_text('{"country": "Egypt"}\n\n{oops\n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"r.jsonl line 3: not valid JSON"):
+    with pytest.raises(hub.BadRecord, match=r"r.jsonl:3: is not valid JSON"):
         build(tmp_path / "r.jsonl", tmp_path / "out")
 
 
@@ -399,6 +400,94 @@ def test_odd_flags_and_sample_ids_only_null_the_derived_columns(tmp_path: Path) 
     assert report.rows_written == len(records)
     egypt = load(tmp_path / "out", "Egypt", tmp_path / "cache")
     assert egypt[3]["relevant_to_other_countries"] == "Maybe" and egypt[3]["country_specific"] is None
-    assert egypt[4]["sample_id"] == "5" and egypt[4]["subtopic"] is None and egypt[4]["topic"] is None
+    assert egypt[4]["sample_id"] == "5" and egypt[4]["subtopic"] is None
+    assert egypt[4]["topic"] == "Food"  # from its Arabic sub_topic 'الافطار', as for a misspelt subtopic
     assert report.stats["relevant_to_other_countries_unreadable"] == 1
-    assert report.stats["topic_unmapped"] == 1
+    assert report.stats.get("topic_unmapped", 0) == 0
+
+
+# ---------------------------------------------------------------------------- .jsonl lines (builder input issue)
+
+
+def test_an_error_names_the_file_line_as_well_as_the_record(tmp_path: Path) -> None:
+    records = sample_records()
+    line = [i for i, r in enumerate(records) if r["country"] == "KSA"][1] + 1  # KSA row 1
+    records[line - 1]["region"] = "Levant"
+    source = write_jsonl(tmp_path / "r.jsonl", records)
+    with pytest.raises(ArabCultureRecordError) as err:
+        build(source, tmp_path / "out")
+    assert str(err.value).startswith(f"{source}:{line}: KSA row 1 (sample_id ")
+    assert "field 'region' is 'Levant'" in str(err.value)
+
+
+MALFORMED_LINES = {  # what a line holds -> the problem the build names
+    "truncated": (b'{"country": "Egypt", "sample_id": "1 | Bre', "is not valid JSON"),
+    "array": (b'[{"country": "Egypt"}]', "is not a JSON object (a JSON list)"),
+    "latin-1": ('{"country": "Égypte"}'.encode("latin-1"), "is not UTF-8 text"),
+    "csv": ("worker_id,sample_id,sub_topic\nEgypt-1,1 | Breakfast,الافطار".encode(), "is not valid JSON"),
+    "lone surrogate": (b'{"country": "Egypt", "sub_topic": "\\ud800"}', "field 'sub_topic' holds an unpaired"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_LINES))
+def test_a_malformed_line_is_a_bad_record(case: str, tmp_path: Path) -> None:
+    bad, problem = MALFORMED_LINES[case]
+    good = [json.dumps(r, ensure_ascii=False).encode() for r in sample_records()]
+    source = tmp_path / "r.jsonl"
+    source.write_bytes(b"\n".join([good[0], bad, *good[1:]]) + b"\n")
+    with pytest.raises(hub.BadRecord, match=f"^{re.escape(f'{source}:2: ')}.*{re.escape(problem)}"):
+        build(source, tmp_path / "out")
+    assert not (tmp_path / "out" / "data").exists()
+    report = build(source, tmp_path / "out", on_bad_records="skip")  # skipped, listed, counted; the rest built
+    extra = bad.count(b"\n")  # the CSV sample is two lines
+    assert report.rows_read == 39 + extra and report.rows_written == 38
+    assert report.rows_read == report.rows_written + report.rows_skipped
+    assert report.skipped[0].record == f"{source}:2" and problem in str(report.skipped[0])
+
+
+def test_bom_and_crlf_are_read_as_text(tmp_path: Path) -> None:
+    lines = [json.dumps(r, ensure_ascii=False) for r in sample_records()]
+    source = tmp_path / "r.jsonl"
+    source.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode() + b"\r\n\r\n")
+    report = build(source, tmp_path / "out")
+    assert (report.rows_read, report.rows_written, report.rows_skipped) == (38, 38, 0)
+
+
+@pytest.mark.parametrize("text", ["", "\n  \n\r\n"])
+def test_an_empty_source_is_a_source_error(text: str, tmp_path: Path) -> None:
+    (tmp_path / "r.jsonl").write_text(text, encoding="utf-8")
+    with pytest.raises(hub.SourceError, match="no records"):
+        build(tmp_path / "r.jsonl", tmp_path / "out", on_bad_records="skip")
+
+
+def test_a_csv_file_is_a_source_error(tmp_path: Path) -> None:
+    (tmp_path / "r.csv").write_text("worker_id,sample_id\n", encoding="utf-8")
+    with pytest.raises(hub.SourceError, match=r"r\.csv: expected a \.jsonl file"):
+        build(tmp_path / "r.csv", tmp_path / "out")
+
+
+def test_only_malformed_lines_in_skip_mode_is_a_source_error(tmp_path: Path) -> None:
+    (tmp_path / "r.jsonl").write_text("{oops\n[1]\n", encoding="utf-8")
+    with pytest.raises(hub.SourceError, match=r"no valid ArabCulture records .*2 skipped.*r\.jsonl:1"):
+        build(tmp_path / "r.jsonl", tmp_path / "out", on_bad_records="skip")
+
+
+def test_exact_duplicates_are_kept_and_reported(tmp_path: Path) -> None:
+    records = sample_records()
+    source = write_jsonl(tmp_path / "r.jsonl", [*records, records[3], records[3]])  # lines 39, 40 repeat line 4
+    report = build(source, tmp_path / "out")
+    assert report.rows_written == 40 and report.counts["Egypt"] == 7  # kept: see docs/fidelity.md
+    assert report.duplicates == [
+        hub.DuplicateRecord(f"{source}:39: Egypt-0005", f"{source}:4: Egypt-0003"),
+        hub.DuplicateRecord(f"{source}:40: Egypt-0006", f"{source}:4: Egypt-0003"),
+    ]
+    assert "2 records repeat an earlier record exactly; kept" in " ".join(report.warnings)
+    assert f"duplicate {source}:40: Egypt-0006: repeats {source}:4: Egypt-0003" in report.summary()
+    assert report.to_dict()["rows_duplicate"] == 2
+
+
+def test_a_sample_id_without_subtopic_gets_the_same_arabic_fallback_as_a_typo(tmp_path: Path) -> None:
+    records = [r for r in sample_records() if r["sub_topic"] == "الافطار"][:2]
+    records[0]["sample_id"], records[1]["sample_id"] = "7", "3 | Brekfast"
+    rows = [arabculture.to_row(r, r["country"], i) for i, r in enumerate(records)]
+    assert [(row["subtopic"], row["topic"]) for row in rows] == [(None, "Food"), ("Brekfast", "Food")]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -444,7 +445,7 @@ def test_tolerant_mode_lists_each_skipped_record(
     assert [s.record for s in report.skipped] == [
         "sivqa row 2 (question_id 1003)",
         "sivqa row 4 (question_id 1005)",
-        "vvqa row 0 (question_id 2001)",  # row 1 is below the threshold: filtered before its clip is read
+        f"{tmp_path / 'v.jsonl'}:1: vvqa row 0 (question_id 2001)",  # row 1: below the threshold, filtered
     ]
     assert report.skipped[0].reason == "field 'question' is None, expected a non-empty string"
     assert report.skipped[2].reason.startswith("field 'video_fn' names the clip '/elsewhere/missing.mp4', which")
@@ -582,3 +583,51 @@ def test_publish_sets_the_gate_before_uploading(built: tuple[Path, hub.BuildRepo
     with pytest.raises(ValueError, match="without a gate"):
         gimmick.publish(built[0], gated=None)
     assert hf_calls == []
+
+
+# ---------------------------------------------------------------------------- .jsonl lines (builder input issue)
+
+
+def test_a_malformed_jsonl_line_is_a_bad_record(sources: dict[str, Path], tmp_path: Path) -> None:
+    lines = [json.dumps(r, ensure_ascii=False).encode() for r in vvqa_records()]
+    source = tmp_path / "v.jsonl"
+    source.write_bytes(b"\n".join([lines[0], b'{"question": "trunc', '{"q": "é"}'.encode("latin-1"), *lines[1:]]))
+    with pytest.raises(GimmickRecordError, match=f"^{source}:2: is not valid JSON"):
+        build(tmp_path / "out", vvqa=source, videos_dir=sources["videos_dir"])
+    report = build(tmp_path / "out", vvqa=source, videos_dir=sources["videos_dir"], on_bad_records="skip")
+    assert [(s.record, s.reason[:17]) for s in report.skipped] == [
+        (f"{source}:2", "is not valid JSON"),
+        (f"{source}:3", "is not UTF-8 text"),
+    ]
+    assert report.rows_read == 8 and report.counts == {"cvvqa": 4}  # 2 more filtered by similarity, not skipped
+
+
+@pytest.mark.parametrize("text", ["", "\r\n \n"])
+def test_an_empty_jsonl_source_is_a_source_error(text: str, tmp_path: Path) -> None:
+    (tmp_path / "s.jsonl").write_text(text, encoding="utf-8")
+    with pytest.raises(SourceError, match=r"s\.jsonl: no records"):
+        build(tmp_path / "out", sivqa=tmp_path / "s.jsonl", on_bad_records="skip")
+
+
+def test_a_kept_jsonl_column_with_mixed_types_is_a_source_error(sources: dict[str, Path], tmp_path: Path) -> None:
+    records = vvqa_records()
+    records[0]["notes"], records[1]["notes"] = "text", {"a": 1}
+    with pytest.raises(SourceError, match="column 'notes' mixes value types"):
+        build(tmp_path / "out", vvqa=write_vvqa(tmp_path / "v.jsonl", records), videos_dir=sources["videos_dir"])
+
+
+@pytest.mark.parametrize(
+    ("value", "field", "problem"),
+    [
+        ("x" * 5000 + ".jpg", "ich_image", "names the image file"),  # ENAMETOOLONG, not a traceback
+        ({"bytes": "aGVsbG8=", "path": "a.jpg"}, "ich_image.bytes", "is a str, not bytes"),
+        ({"bytes": None, "path": 7}, "ich_image.path", "is 7, not a file name"),
+    ],
+)
+def test_jsonl_image_values_of_the_wrong_kind_are_bad_records(
+    value: Any, field: str, problem: str, tmp_path: Path
+) -> None:
+    record = {**sivqa_records()[0], "ich_image": value}
+    (tmp_path / "s.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(GimmickRecordError, match=f":1: sivqa row 0 .*field '{re.escape(field)}' {problem}"):
+        build(tmp_path / "out", sivqa=tmp_path / "s.jsonl")

@@ -198,16 +198,17 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from arab_mm_tasks.core.sources import DataSourceError
-    from arab_mm_tasks.core.spec import RecordError
+    from arab_mm_tasks.core.spec import RecordError, SourceError
     from dataset_builders.core.release import ReleaseUnavailable
 
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (RecordError, KeyError, FileNotFoundError, DataSourceError, ReleaseUnavailable) as err:
+    except (RecordError, SourceError, KeyError, FileNotFoundError, DataSourceError, ReleaseUnavailable) as err:
         # bad input or unreachable data: one line that says what to do, not a traceback
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"arab-mm-tasks {args.command}: error: {message}", file=sys.stderr)
+        # One line: a record's text (a premise, a JSON error) may hold newlines of its own.
+        print(f"arab-mm-tasks {args.command}: error: " + " ".join(str(message).splitlines()), file=sys.stderr)
         return 2
 
 

@@ -21,6 +21,10 @@ class RecordError(ValueError):
     """A dataset record that cannot be turned into a request; the message names record and field."""
 
 
+class SourceError(ValueError):
+    """A dataset source that cannot be read at all (wrong form, empty, no usable record); the message says which."""
+
+
 @dataclass(frozen=True)
 class Request:
     """What a harness needs for one document.

@@ -16,7 +16,7 @@ CVVQA_HOWTO = (
     "GIMMICK CVVQA's clips are not on the Hub: the authors' loader downloads them. Once, in an environment "
     "with datasets<4: `load_dataset('floschne/gimmick-vvqa', split='test', trust_remote_code=True)"
     ".save_to_disk(VVQA)`; then `arab-mm-tasks build gimmick --vvqa VVQA --out DIR` (add --videos-dir if the "
-    "clips moved) and pass --metadata '{\"gimmick_path\": \"DIR\"}' (lighteval: --dataset-path gimmick=DIR)"
+    'clips moved) and pass --metadata \'{"gimmick_path": "DIR"}\' (lighteval: --dataset-path gimmick=DIR)'
 )
 
 

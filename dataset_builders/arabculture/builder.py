@@ -90,12 +90,14 @@ def _check_string_list(record_id: str, field: str, value: Any, *, distinct: bool
     return [v.strip() for v in value]
 
 
-def validate(record: Mapping[str, Any], config: str, row: int) -> str | None:
+def validate(record: Mapping[str, Any], config: str, row: int, where: str | None = None) -> str | None:
     """Check one release record; returns its English subtopic (parsed from ``sample_id``), if any.
 
-    Raises `ArabCultureRecordError` naming ``<config> row <row> (sample_id ...)`` and the field.
+    Raises `ArabCultureRecordError` naming ``<config> row <row> (sample_id ...)`` and the field,
+    after ``<where>: `` (the record's ``<file>:<line>`` in a .jsonl source) when given.
     """
     rid = f"{config} row {row} (sample_id {record.get('sample_id')!r})"
+    rid = f"{where}: {rid}" if where else rid
     for name in RAW_FIELDS:
         if name not in record:
             raise ArabCultureRecordError(rid, name, "is missing")
@@ -153,9 +155,9 @@ def _flag(value: str | None) -> bool | None:
     return {"yes": True, "no": False}.get(answer) if answer else None
 
 
-def to_row(record: Mapping[str, Any], config: str, row: int) -> dict[str, Any]:
+def to_row(record: Mapping[str, Any], config: str, row: int, where: str | None = None) -> dict[str, Any]:
     """A validated output row: the raw fields unchanged plus the derived columns of `FEATURES`."""
-    subtopic = validate(record, config, row)
+    subtopic = validate(record, config, row, where)
     other = _flag(record["relevant_to_other_countries"])
     return {
         "id": f"{config}-{row:04d}",
@@ -167,7 +169,9 @@ def to_row(record: Mapping[str, Any], config: str, row: int) -> dict[str, Any]:
         "country": record["country"],
         "region": record["region"],
         "subtopic": subtopic,
-        "topic": topic_of(subtopic, record["sub_topic"]) if subtopic else None,
+        # The Arabic sub_topic is the fallback whether the English subtopic is misspelt or absent
+        # (a sample_id without "| subtopic"): both rows say what they are about in sub_topic.
+        "topic": topic_of(subtopic, record["sub_topic"]),
         "country_specific": None if other is None else not other,
     }
 
@@ -189,7 +193,9 @@ def build(
 
     ``on_bad_records``: ``"error"`` raises on the first bad record (nothing is written);
     ``"warn"`` and ``"skip"`` leave bad records out and list each in the report (``"warn"``
-    also logs each one). Rows flagged ``should_discard`` are kept, as in the paper's 3,482.
+    also logs each one). A .jsonl line that is no JSON object is a bad record too, named
+    ``<file>:<line>``. Rows flagged ``should_discard`` are kept, as in the paper's 3,482, and so
+    are exact duplicates (listed in ``report.duplicates``; docs/fidelity.md says why).
     """
     if on_bad_records not in ("error", "warn", "skip"):
         raise ValueError(f"on_bad_records must be 'error', 'warn' or 'skip', not {on_bad_records!r}")
@@ -199,16 +205,24 @@ def build(
     stats: Counter[str] = Counter()
     unmapped: Counter[str] = Counter()
     extra_fields: set[str] = set()
+    duplicates = hub.DuplicateTracker()
+    for error in configs.bad_lines:  # .jsonl lines with no record: read, and skipped or fatal like any bad record
+        report.rows_read += 1
+        report.skip_or_raise(error, on_bad_records)
     with hub.HubFolderWriter(out_dir, SPLIT) as writer:
         for config, records in configs.items():  # one config's rows in memory at a time
             rows = []
             for index, record in enumerate(records):
                 report.rows_read += 1
+                where = configs.where(config, index)
                 try:
-                    rows.append(to_row(record, config, index))
+                    rows.append(to_row(record, config, index, where))
                 except ArabCultureRecordError as err:
                     report.skip_or_raise(err, on_bad_records)
                     continue
+                name = f"{where}: {rows[-1]['id']}" if where else rows[-1]["id"]
+                if (first := duplicates.first_of(record, name)) is not None:
+                    report.duplicates.append(hub.DuplicateRecord(name, first))
                 extra_fields.update(set(record) - set(RAW_FIELDS))
                 _count(rows[-1], stats, unmapped)
             if not rows:
@@ -219,11 +233,14 @@ def build(
             writer.append(ALL_CONFIG, dataset)
             report.rows_written += len(rows)
         if not writer.num_rows:
-            raise ValueError(f"{configs.origin}: no valid ArabCulture records to write")
+            first = f"; the first: {report.skipped[0].record}: {report.skipped[0].reason}" if report.skipped else ""
+            raise hub.SourceError(
+                f"{configs.origin}: no valid ArabCulture records to write ({report.rows_skipped} skipped{first})"
+            )
         absent = sorted(set(REGION_OF_COUNTRY) - set(writer.num_rows))
         report.counts = {c: writer.num_rows[c] for c in [*sorted(set(writer.num_rows) - {ALL_CONFIG}), ALL_CONFIG]}
         report.stats = dict(sorted(stats.items()))
-        report.warnings += _warnings(absent, extra_fields, unmapped, report.skipped)
+        report.warnings += _warnings(absent, extra_fields, unmapped, report.skipped, report.duplicates)
         writer.finish(render_arabculture_card(report, FEATURES, writer.num_bytes, sample=_is_sample(source)))
     return report
 
@@ -240,10 +257,14 @@ def _count(row: Mapping[str, Any], stats: Counter[str], unmapped: Counter[str]) 
         unmapped[f"{row['subtopic']} / {row['sub_topic']}"] += 1
 
 
-def _warnings(absent: list[str], extra: set[str], unmapped: Counter[str], skipped: list[Any]) -> list[str]:
+def _warnings(
+    absent: list[str], extra: set[str], unmapped: Counter[str], skipped: list[Any], duplicates: list[Any]
+) -> list[str]:
     warnings = [f"countries absent from the source: {', '.join(absent)}"] if absent else []
     warnings += [f"source field {name!r} is not in the schema and was not written" for name in sorted(extra)]
     warnings += [f"{n} rows with subtopic {name!r} have no Table 8 topic" for name, n in unmapped.most_common()]
+    if duplicates:
+        warnings.append(f"{len(duplicates)} records repeat an earlier record exactly; kept (listed in the report)")
     warnings += [f"{len(skipped)} bad records skipped (listed in the report)"] if skipped else []
     return warnings
 

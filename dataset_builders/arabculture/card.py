@@ -60,7 +60,7 @@ COLUMNS = """\
 | `should_discard` | string, nullable | raw | QC flag `Yes`/`No`, sometimes with a leading space |
 | `country`, `region` | string | raw | config name (`KSA`, `UAE` abbreviated) and one of the 4 regions |
 | `subtopic` | string | derived | the English subtopic from `sample_id` |
-| `topic` | string, nullable | derived | paper Table 8 topic of the subtopic (null: unmapped) |
+| `topic` | string, nullable | derived | paper Table 8 topic of the subtopic, else of `sub_topic` (null: unmapped) |
 | `country_specific` | bool, nullable | derived | `relevant_to_other_countries` No -> true (CS), Yes -> false (not CS) |
 
 Raw columns are exactly as released (leading spaces, `' No'`, nulls and float-like ids kept);

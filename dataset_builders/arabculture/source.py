@@ -19,7 +19,7 @@ from typing import Any
 import datasets
 
 from arab_mm_tasks.arabculture.tasks import REGION_OF_COUNTRY
-from dataset_builders.core.hub import DATA_DIR, parse_jsonl_record
+from dataset_builders.core.hub import DATA_DIR, BadRecord, SourceError, parse_jsonl_record, read_jsonl
 from dataset_builders.core.release import download_release
 
 SOURCE_REPO = "MBZUAI/ArabCulture"
@@ -38,12 +38,23 @@ class _Lazy:
 
 
 class SourceConfigs(dict[str, Iterable[Record]]):
-    """Config name -> its records in source order; ``ignored`` lists configs that are no country."""
+    """Config name -> its records in source order; ``ignored`` lists configs that are no country.
+
+    A .jsonl source also knows where each record is (`where`) and which lines hold no record
+    (``bad_lines``: each a `BadRecord` naming ``<file>:<line>``, for the build to skip or raise).
+    """
 
     def __init__(self, origin: str) -> None:
         super().__init__()
         self.origin = origin
         self.ignored: list[str] = []
+        self.bad_lines: list[BadRecord] = []
+        self.locations: dict[str, list[str]] = {}  # config -> "<file>:<line>" of each record (.jsonl only)
+
+    def where(self, config: str, index: int) -> str | None:
+        """``<file>:<line>`` of a config's `index`-th record, when the source has lines."""
+        located = self.locations.get(config)
+        return located[index] if located is not None and index < len(located) else None
 
 
 def read_source(source: str | os.PathLike[str] = SOURCE_REPO, *, revision: str | None = None) -> SourceConfigs:
@@ -57,7 +68,7 @@ def read_source(source: str | os.PathLike[str] = SOURCE_REPO, *, revision: str |
     path = Path(source).expanduser()
     if path.is_file():
         if path.suffix != ".jsonl":
-            raise ValueError(f"{path}: expected a .jsonl file of ArabCulture records")
+            raise SourceError(f"{path}: expected a .jsonl file of ArabCulture records, not a {path.suffix or 'file'}")
         return _read_jsonl(path)
     if path.is_dir():
         return _read_folder(path, revision)
@@ -70,12 +81,17 @@ def read_source(source: str | os.PathLike[str] = SOURCE_REPO, *, revision: str |
 
 
 def _read_jsonl(path: Path) -> SourceConfigs:
+    configs = SourceConfigs(str(path))
     offsets: dict[str, list[tuple[int, int]]] = {}  # config -> [(byte offset, line number)]
-    with path.open("rb") as f:
-        for line_no, offset, line in _lines(f):
-            country = parse_jsonl_record(path, line_no, line).get("country")
-            config = country if isinstance(country, str) and country else "<no country>"
-            offsets.setdefault(config, []).append((offset, line_no))
+    for line in read_jsonl(path):
+        if line.record is None:
+            configs.bad_lines.append(line.error)  # type: ignore[arg-type]  # read_jsonl sets one of the two
+            continue
+        country = line.record.get("country")
+        config = country if isinstance(country, str) and country else "<no country>"
+        offsets.setdefault(config, []).append((line.offset, line.line_no))
+    if not offsets and not configs.bad_lines:
+        raise SourceError(f"{path}: no records (the file is empty or holds only blank lines)")
 
     def read(positions: list[tuple[int, int]]) -> Iterator[Record]:
         with path.open("rb") as f:
@@ -83,19 +99,10 @@ def _read_jsonl(path: Path) -> SourceConfigs:
                 f.seek(offset)
                 yield parse_jsonl_record(path, line_no, f.readline())
 
-    configs = SourceConfigs(str(path))
     for config in sorted(offsets):
         configs[config] = _Lazy(lambda positions=offsets[config]: read(positions))
+        configs.locations[config] = [f"{path}:{line_no}" for _, line_no in offsets[config]]
     return configs
-
-
-def _lines(f: Any) -> Iterator[tuple[int, int, bytes]]:
-    """(1-based line number, byte offset, line) of each non-blank line."""
-    offset = f.tell()
-    for line_no, line in enumerate(iter(f.readline, b""), start=1):
-        if line.strip():
-            yield line_no, offset, line
-        offset += len(line)
 
 
 def _read_folder(path: Path, revision: str | None) -> SourceConfigs:

@@ -99,9 +99,11 @@ READ = {  # the columns each release's rows are built from (plus stacked_images,
 # ---------------------------------------------------------------------------- one record
 
 
-def _rid(name: str, index: int, record: Mapping[str, Any]) -> str:
+def _rid(name: str, index: int, record: Mapping[str, Any], where: str | None = None) -> str:
+    """``sivqa row 2 (question_id 1003)``, after ``<file>:<line>: `` for a .jsonl source."""
     key = "sample_uuid" if name == "coqa" else "question_id"
-    return f"{name} row {index} ({key} {record.get(key)!r})"
+    rid = f"{name} row {index} ({key} {record.get(key)!r:.200})"
+    return f"{where}: {rid}" if where else rid
 
 
 def common_fields(record: Mapping[str, Any], rid: str) -> dict[str, list[str]]:
@@ -263,7 +265,8 @@ def build(
             _read(source, sinks, extras, ctx, report, on_bad_records)
         report.counts = {c: writer.num_rows[c] for c in CONFIGS if c in writer.num_rows}
         if not report.counts:
-            raise ValueError(f"{report.source}: no GIMMICK rows to write")
+            first = f"; the first: {report.skipped[0].record}: {report.skipped[0].reason}" if report.skipped else ""
+            raise SourceError(f"{report.source}: no GIMMICK rows to write ({report.rows_skipped} skipped{first})")
         report.warnings += [f"{c}: no rows, not written" for c in features if c not in report.counts]
         report.stats = _stats(sources, ctx, seed)
         report.warnings += _warnings(ctx, report.skipped)
@@ -283,9 +286,12 @@ def _read(
     report: hub.BuildReport,
     on_bad_records: OnBadRecords,
 ) -> None:
+    for error in source.bad_lines:  # .jsonl lines with no record: read, and skipped or fatal like any bad record
+        report.rows_read += 1
+        report.skip_or_raise(error, on_bad_records)
     for index, record in enumerate(source):
         report.rows_read += 1
-        rid = _rid(source.name, index, record)
+        rid = _rid(source.name, index, record, source.where(index))
         try:
             rows = CONVERTERS[source.name](record, rid, source, ctx)
             _duplicate(sinks, rows, rid, source.name)

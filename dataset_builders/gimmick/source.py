@@ -33,7 +33,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from arab_mm_tasks.core.media import MediaError, load_image, video_frames
-from dataset_builders.core.hub import BadRecord, parse_jsonl_record
+from dataset_builders.core import hub
+from dataset_builders.core.hub import BadRecord, read_jsonl
 from dataset_builders.core.release import download_release
 
 SPLIT = "test"
@@ -47,8 +48,8 @@ class GimmickRecordError(BadRecord):
     """A GIMMICK source record the builder cannot use; the message names the record and the field."""
 
 
-class SourceError(ValueError):
-    """A source that cannot be read at all (wrong form, missing split, a loading script)."""
+class SourceError(hub.SourceError):
+    """A source that cannot be read at all (wrong form, missing split, a loading script, no records)."""
 
 
 @dataclass
@@ -62,9 +63,15 @@ class Source:
     features: datasets.Features | None  # the source's column types, when the form records them
     columns: list[str] = field(default_factory=list)
     _open: Callable[[], Iterator[Record]] = field(default=lambda: iter(()), repr=False)
+    bad_lines: list[BadRecord] = field(default_factory=list)  # .jsonl lines with no record, named <file>:<line>
+    locations: list[str] | None = None  # .jsonl: "<file>:<line>" of each record, in order
 
     def __iter__(self) -> Iterator[Record]:
         return self._open()
+
+    def where(self, index: int) -> str | None:
+        """``<file>:<line>`` of the `index`-th record, when the source has lines."""
+        return self.locations[index] if self.locations is not None and index < len(self.locations) else None
 
 
 def read_source(name: str, source: str | os.PathLike[str]) -> Source:
@@ -124,14 +131,16 @@ def _saved(name: str, path: Path) -> Source:
 
 
 def _jsonl(name: str, path: Path) -> Source:
-    rows: list[Record] = []
-    with path.open(encoding="utf-8") as f:
-        for line_no, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            rows.append(parse_jsonl_record(path, line_no, line, SourceError))
+    lines = list(read_jsonl(path, GimmickRecordError))  # a malformed line is a bad record, for the build to skip
+    if not lines:
+        raise SourceError(f"{name} source {path}: no records (the file is empty or holds only blank lines)")
+    rows = [line.record for line in lines if line.record is not None]
     columns = list(dict.fromkeys(key for row in rows for key in row))
-    return Source(name, str(path), False, path.parent, None, columns, lambda: iter(rows))
+    return Source(
+        name, str(path), False, path.parent, None, columns, lambda: iter(rows),
+        bad_lines=[line.error for line in lines if line.error is not None],
+        locations=[line.where for line in lines if line.record is not None],
+    )  # fmt: skip
 
 
 def _hub(name: str, text: str) -> Source:
@@ -167,8 +176,16 @@ def infer_features(source: Source, columns: list[str]) -> datasets.Features:
     """The types of `columns`: as the source records them, else inferred from every value (jsonl)."""
     if source.features is not None and all(c in source.features for c in columns):
         return datasets.Features({c: source.features[c] for c in columns})
-    values = [{c: record.get(c) for c in columns} for record in source]
-    return datasets.Features.from_arrow_schema(pa.Table.from_pylist(values).schema)
+    types = {}
+    for column in columns:  # one at a time, so an error can name the column
+        try:
+            types[column] = pa.array([record.get(column) for record in source]).type
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as err:
+            # A kept column must have one type; a jsonl whose rows disagree cannot be kept as released.
+            raise SourceError(
+                f"{source.name} source {source.origin}: column {column!r} mixes value types ({err})"
+            ) from None
+    return datasets.Features.from_arrow_schema(pa.schema(list(types.items())))
 
 
 def extra_columns(
@@ -207,6 +224,14 @@ def _resolve(path: str, base_dir: Path | None) -> Path:
     return candidate if candidate.is_absolute() or base_dir is None else base_dir / candidate
 
 
+def _is_file(file: Path) -> bool:
+    """`Path.is_file`, but False for a name the OS refuses (too long: ENAMETOOLONG, which pathlib re-raises)."""
+    try:
+        return file.is_file()
+    except OSError:
+        return False
+
+
 def image_value(value: Any, *, base_dir: Path | None, record: str, field: str) -> dict[str, Any]:
     """``{"bytes", "path"}`` of a source image (struct, path or bytes), checked to be a readable image."""
     from PIL import Image
@@ -218,14 +243,18 @@ def image_value(value: Any, *, base_dir: Path | None, record: str, field: str) -
         raw: Any = buffer.getvalue()
     elif isinstance(value, bytes | bytearray):
         raw = bytes(value)
+    elif isinstance(value, dict) and not isinstance(value.get("path") or "", str):
+        raise GimmickRecordError(record, f"{field}.path", f"is {value['path']!r:.80}, not a file name")
     elif isinstance(value, str) or (isinstance(value, dict) and value.get("bytes") is None and value.get("path")):
         path = value if isinstance(value, str) else value["path"]
         file = _resolve(path, base_dir)
-        if not file.is_file():
-            raise GimmickRecordError(record, field, f"names the image file {path!r}, which does not exist ({file})")
+        if not _is_file(file):
+            raise GimmickRecordError(record, field, f"names the image file {path!r:.200}, which does not exist")
         raw, name = file.read_bytes(), os.path.basename(path)
-    elif isinstance(value, dict) and value.get("bytes") is not None:
-        raw, name = value["bytes"], os.path.basename(value["path"]) if value.get("path") else None
+    elif isinstance(value, dict) and isinstance(value.get("bytes"), bytes | bytearray):
+        raw, name = bytes(value["bytes"]), os.path.basename(value["path"]) if value.get("path") else None
+    elif isinstance(value, dict) and value.get("bytes") is not None:  # JSON has no bytes: e.g. a string
+        raise GimmickRecordError(record, f"{field}.bytes", f"is a {type(value['bytes']).__name__}, not bytes")
     else:
         raise GimmickRecordError(record, field, "is missing" if value is None else f"is not an image: {value!r:.80}")
     _check(lambda: load_image(raw, record=record, field=field))  # decodes the pixels, as the tasks will
@@ -238,8 +267,8 @@ def video_value(video_fn: Any, *, videos_dir: Path | None, base_dir: Path | None
         raise GimmickRecordError(record, "video_fn", f"is {video_fn!r}, expected the clip's file path")
     name = os.path.basename(video_fn.replace("\\", "/"))
     file = videos_dir / name if videos_dir is not None else _resolve(video_fn, base_dir)
-    if not file.is_file():
-        raise GimmickRecordError(record, "video_fn", f"names the clip {video_fn!r}, which does not exist ({file})")
+    if not _is_file(file):
+        raise GimmickRecordError(record, "video_fn", f"names the clip {video_fn!r:.200}, which does not exist ({file})")
     raw = file.read_bytes()
     _check(lambda: video_frames(raw, record=record, field="video_fn", max_frames=1))  # the tasks' own reader
     return {"bytes": raw, "path": name}
