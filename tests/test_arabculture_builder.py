@@ -491,3 +491,18 @@ def test_a_sample_id_without_subtopic_gets_the_same_arabic_fallback_as_a_typo(tm
     records[0]["sample_id"], records[1]["sample_id"] = "7", "3 | Brekfast"
     rows = [arabculture.to_row(r, r["country"], i) for i, r in enumerate(records)]
     assert [(row["subtopic"], row["topic"]) for row in rows] == [(None, "Food"), ("Brekfast", "Food")]
+
+
+def test_a_build_shows_progress_on_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """First-use builds of a full release take minutes: a terminal gets a bar, a log file gets nothing."""
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    for stream, shows in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        build(str(SAMPLE_PATH), tmp_path / f"out-{shows}")
+        assert ("arabculture Egypt" in stream.getvalue() and " rows" in stream.getvalue()) is shows

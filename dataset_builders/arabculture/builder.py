@@ -212,7 +212,7 @@ def build(
     with hub.HubFolderWriter(out_dir, SPLIT) as writer:
         for config, records in configs.items():  # one config's rows in memory at a time
             rows = []
-            for index, record in enumerate(records):
+            for index, record in enumerate(hub.progress(records, f"arabculture {config}")):
                 report.rows_read += 1
                 where = configs.where(config, index)
                 try:

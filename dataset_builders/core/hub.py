@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import datasets
 import pyarrow.parquet as pq
@@ -32,6 +32,7 @@ from arab_mm_tasks.core.spec import RecordError
 from arab_mm_tasks.core.spec import SourceError as SourceError  # re-exported: builders raise hub.SourceError
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 CARD_FILE = "README.md"
 DATA_DIR = "data"
@@ -237,6 +238,13 @@ class DuplicateTracker:
         if first is None:
             self._first[digest] = where
         return first
+
+
+def progress(records: Iterable[T], desc: str) -> Iterable[T]:
+    """`records` with a progress bar on stderr when stderr is a terminal (a full release takes minutes)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(records, desc=desc, unit=" rows", disable=None, leave=False)
 
 
 # ---------------------------------------------------------------------------- writing

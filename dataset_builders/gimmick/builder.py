@@ -289,7 +289,7 @@ def _read(
     for error in source.bad_lines:  # .jsonl lines with no record: read, and skipped or fatal like any bad record
         report.rows_read += 1
         report.skip_or_raise(error, on_bad_records)
-    for index, record in enumerate(source):
+    for index, record in enumerate(hub.progress(source, f"gimmick {source.name}")):
         report.rows_read += 1
         rid = _rid(source.name, index, record, source.where(index))
         try:
