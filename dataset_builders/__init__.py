@@ -5,6 +5,7 @@ authors' records; `dataset_builders.core.hub` holds what they share: the Hub fol
 the card's front matter, the build report and publishing.
 """
 
-from dataset_builders.core.hub import BuildReport, SkippedRecord, publish, render_card, write_hub_folder
+from dataset_builders.core.hub import publish, render_card, write_hub_folder
+from dataset_builders.core.reading import BuildReport, SkippedRecord
 
 __all__ = ["BuildReport", "SkippedRecord", "publish", "render_card", "write_hub_folder"]

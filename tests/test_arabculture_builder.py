@@ -20,7 +20,7 @@ from arab_mm_tasks.data import sample_records
 from dataset_builders.arabculture import builder as arabculture
 from dataset_builders.arabculture.builder import SAMPLE_PATH, ArabCultureRecordError, build, read_source
 from dataset_builders.arabculture.topics import SUBTOPIC_TO_TOPIC, TABLE8, normalize, topic_of
-from dataset_builders.core import hub
+from dataset_builders.core import hub, reading
 from dataset_builders.core.release import ReleaseUnavailable
 
 COUNTRIES = sorted(arabculture.REGION_OF_COUNTRY)
@@ -42,13 +42,13 @@ def load(folder: Path, config: str, cache: Path) -> datasets.Dataset:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, hub.BuildReport]:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, reading.BuildReport]:
     out = tmp_path_factory.mktemp("arabculture") / "hub"
     return out, build(SAMPLE_PATH, out)
 
 
 @pytest.fixture(scope="module")
-def all_rows(built: tuple[Path, hub.BuildReport], tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+def all_rows(built: tuple[Path, reading.BuildReport], tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     rows = load(built[0], "all", tmp_path_factory.mktemp("cache"))
     return {row["id"]: row for row in rows}
 
@@ -66,7 +66,7 @@ def test_sample_covers_all_countries_with_varied_answers() -> None:
 # ---------------------------------------------------------------------------- round trip
 
 
-def test_round_trip_counts_and_configs(built: tuple[Path, hub.BuildReport], tmp_path: Path) -> None:
+def test_round_trip_counts_and_configs(built: tuple[Path, reading.BuildReport], tmp_path: Path) -> None:
     out, report = built
     assert report.counts == {**SAMPLE_COUNTS, "all": 38}
     assert (report.rows_read, report.rows_written, report.rows_skipped) == (38, 38, 0)
@@ -110,7 +110,7 @@ def test_derived_columns(all_rows: dict[str, dict]) -> None:
     assert all_rows["Yemen-0000"]["country_specific"] is None
 
 
-def test_card(built: tuple[Path, hub.BuildReport]) -> None:
+def test_card(built: tuple[Path, reading.BuildReport]) -> None:
     out, report = built
     card = (out / "README.md").read_text(encoding="utf-8")
     assert card.startswith("---\nlicense: cc-by-nc-sa-4.0\n")
@@ -258,7 +258,7 @@ def test_bad_policy_and_bad_json(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="on_bad_records"):
         build(SAMPLE_PATH, tmp_path / "out", on_bad_records="ignore")  # type: ignore[arg-type]
     (tmp_path / "r.jsonl").write_text('{"country": "Egypt"}\n\n{oops\n', encoding="utf-8")
-    with pytest.raises(hub.BadRecord, match=r"r.jsonl:3: is not valid JSON"):
+    with pytest.raises(reading.BadRecord, match=r"r.jsonl:3: is not valid JSON"):
         build(tmp_path / "r.jsonl", tmp_path / "out")
 
 
@@ -344,7 +344,7 @@ def test_write_hub_folder_generic(tmp_path: Path) -> None:
 
 
 def test_publish_uploads_folder_without_leaking_token(
-    built: tuple[Path, hub.BuildReport],
+    built: tuple[Path, reading.BuildReport],
     hf_calls: list[tuple[str, dict[str, Any]]],
     caplog: pytest.LogCaptureFixture,
     capsys: pytest.CaptureFixture[str],
@@ -378,13 +378,13 @@ def test_publish_checks_folder_before_any_call(tmp_path: Path, hf_calls: list[tu
     assert hf_calls[2][1]["revision"] == "v1"
 
 
-def test_publish_can_gate_the_repo_before_uploading(built: tuple[Path, hub.BuildReport], hf_calls: list) -> None:
+def test_publish_can_gate_the_repo_before_uploading(built: tuple[Path, reading.BuildReport], hf_calls: list) -> None:
     hub.publish(built[0], "org/ds", gated="manual")
     assert [name for name, _ in hf_calls] == ["create_repo", "update_repo_settings", "upload_folder"]
     assert hf_calls[1][1]["gated"] == "manual"
 
 
-def test_report_summary(built: tuple[Path, hub.BuildReport]) -> None:
+def test_report_summary(built: tuple[Path, reading.BuildReport]) -> None:
     report = built[1]
     text = report.summary()
     assert text.startswith("arabculture: read 38 rows") and "  all: 38" in text
@@ -435,7 +435,7 @@ def test_a_malformed_line_is_a_bad_record(case: str, tmp_path: Path) -> None:
     good = [json.dumps(r, ensure_ascii=False).encode() for r in sample_records()]
     source = tmp_path / "r.jsonl"
     source.write_bytes(b"\n".join([good[0], bad, *good[1:]]) + b"\n")
-    with pytest.raises(hub.BadRecord, match=f"^{re.escape(f'{source}:2: ')}.*{re.escape(problem)}"):
+    with pytest.raises(reading.BadRecord, match=f"^{re.escape(f'{source}:2: ')}.*{re.escape(problem)}"):
         build(source, tmp_path / "out")
     assert not (tmp_path / "out" / "data").exists()
     report = build(source, tmp_path / "out", on_bad_records="skip")  # skipped, listed, counted; the rest built
@@ -456,19 +456,19 @@ def test_bom_and_crlf_are_read_as_text(tmp_path: Path) -> None:
 @pytest.mark.parametrize("text", ["", "\n  \n\r\n"])
 def test_an_empty_source_is_a_source_error(text: str, tmp_path: Path) -> None:
     (tmp_path / "r.jsonl").write_text(text, encoding="utf-8")
-    with pytest.raises(hub.SourceError, match="no records"):
+    with pytest.raises(reading.SourceError, match="no records"):
         build(tmp_path / "r.jsonl", tmp_path / "out", on_bad_records="skip")
 
 
 def test_a_csv_file_is_a_source_error(tmp_path: Path) -> None:
     (tmp_path / "r.csv").write_text("worker_id,sample_id\n", encoding="utf-8")
-    with pytest.raises(hub.SourceError, match=r"r\.csv: expected a \.jsonl file"):
+    with pytest.raises(reading.SourceError, match=r"r\.csv: expected a \.jsonl file"):
         build(tmp_path / "r.csv", tmp_path / "out")
 
 
 def test_only_malformed_lines_in_skip_mode_is_a_source_error(tmp_path: Path) -> None:
     (tmp_path / "r.jsonl").write_text("{oops\n[1]\n", encoding="utf-8")
-    with pytest.raises(hub.SourceError, match=r"no valid ArabCulture records .*2 skipped.*r\.jsonl:1"):
+    with pytest.raises(reading.SourceError, match=r"no valid ArabCulture records .*2 skipped.*r\.jsonl:1"):
         build(tmp_path / "r.jsonl", tmp_path / "out", on_bad_records="skip")
 
 
@@ -478,8 +478,8 @@ def test_exact_duplicates_are_kept_and_reported(tmp_path: Path) -> None:
     report = build(source, tmp_path / "out")
     assert report.rows_written == 40 and report.counts["Egypt"] == 7  # kept: see docs/fidelity.md
     assert report.duplicates == [
-        hub.DuplicateRecord(f"{source}:39: Egypt-0005", f"{source}:4: Egypt-0003"),
-        hub.DuplicateRecord(f"{source}:40: Egypt-0006", f"{source}:4: Egypt-0003"),
+        reading.DuplicateRecord(f"{source}:39: Egypt-0005", f"{source}:4: Egypt-0003"),
+        reading.DuplicateRecord(f"{source}:40: Egypt-0006", f"{source}:4: Egypt-0003"),
     ]
     assert "2 records repeat an earlier record exactly; kept" in " ".join(report.warnings)
     assert f"duplicate {source}:40: Egypt-0006: repeats {source}:4: Egypt-0003" in report.summary()

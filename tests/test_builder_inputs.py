@@ -4,7 +4,7 @@ The invariant, for the ArabCulture builder (.jsonl and parquet-folder sources) a
 (sivqa and coqa .jsonl sources with tiny images): a build either writes each record or skips it naming
 the record (``<file>:<line>`` for a .jsonl line) and the field, with ``rows_read == rows_written +
 rows_skipped`` and ``rows_read`` equal to the records in the source; or it stops with one of the
-project's error types (`hub.BadRecord` in "error" mode, `SourceError` when nothing is usable).
+project's error types (`reading.BadRecord` in "error" mode, `SourceError` when nothing is usable).
 Never another exception; through the CLI, exit 0, or exit 2 with one line on stderr.
 
 Inputs start from real rows (`/work/shared/real/`, when present, and the bundled sample, which holds
@@ -39,7 +39,7 @@ from arab_mm_tasks.core.spec import SourceError
 from arab_mm_tasks.data import SAMPLE_PATH, sample_records
 from arab_mm_tasks.testing.synthetic import image_bytes, make_image
 from dataset_builders.arabculture import builder as arabculture
-from dataset_builders.core import hub
+from dataset_builders.core import reading
 from dataset_builders.gimmick import builder as gimmick
 
 REAL = Path("/work/shared/real")
@@ -124,11 +124,11 @@ def records_in(data: bytes) -> int:
     return sum(1 for line in data.split(b"\n") if line.strip())
 
 
-def check_build(run: Callable[[], hub.BuildReport], policy: str, source: Path, expected: int) -> None:
+def check_build(run: Callable[[], reading.BuildReport], policy: str, source: Path, expected: int) -> None:
     """The invariant: all records accounted for, or one of the project's errors naming the source."""
     try:
         report = run()
-    except hub.BadRecord as err:
+    except reading.BadRecord as err:
         assert policy == "error", f"a bad record escaped a {policy!r} build: {err}"
         assert err.record_id and err.problem and str(source) in err.record_id, err
         assert err.field is not None or re.fullmatch(rf"{re.escape(str(source))}:\d+", err.record_id), err

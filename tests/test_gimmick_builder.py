@@ -44,7 +44,7 @@ from arab_mm_tasks.gimmick.vocabulary import (
     region_codes,
     short_country_name,
 )
-from dataset_builders.core import hub
+from dataset_builders.core import reading
 from dataset_builders.core.release import ReleaseUnavailable
 from dataset_builders.gimmick import builder as gimmick
 from dataset_builders.gimmick.builder import FEATURES, GimmickRecordError, SourceError, build
@@ -79,13 +79,13 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def built(sources: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, hub.BuildReport]:
+def built(sources: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, reading.BuildReport]:
     out = tmp_path_factory.mktemp("gimmick") / "hub"
     return out, build(out, **sources)
 
 
 @pytest.fixture(scope="module")
-def loaded(built: tuple[Path, hub.BuildReport], tmp_path_factory: pytest.TempPathFactory) -> dict:
+def loaded(built: tuple[Path, reading.BuildReport], tmp_path_factory: pytest.TempPathFactory) -> dict:
     cache = tmp_path_factory.mktemp("cache")
     return {config: load(built[0], config, cache) for config in COUNTS}
 
@@ -131,7 +131,7 @@ def test_vocabulary_regions_and_countries() -> None:
 # ---------------------------------------------------------------------------- round trip
 
 
-def test_every_config_loads_with_typed_features(built: tuple[Path, hub.BuildReport], loaded: dict) -> None:
+def test_every_config_loads_with_typed_features(built: tuple[Path, reading.BuildReport], loaded: dict) -> None:
     out, report = built
     assert report.counts == COUNTS
     assert (report.rows_read, report.rows_written, report.rows_skipped) == (6 + 6 + 11, 6 + 4 + 11, 0)
@@ -203,7 +203,7 @@ def test_video_fn_without_videos_dir(sources: dict[str, Path], tmp_path: Path) -
 # ---------------------------------------------------------------------------- the similarity filter
 
 
-def test_similarity_threshold_paper_rule_by_default(built: tuple[Path, hub.BuildReport]) -> None:
+def test_similarity_threshold_paper_rule_by_default(built: tuple[Path, reading.BuildReport]) -> None:
     out, report = built
     assert report.stats["cvvqa_min_center_frame_similarity"] == 0.5
     assert report.stats["cvvqa_similarity_inclusive"] == 0
@@ -240,7 +240,7 @@ def _check_gold(row: dict[str, Any]) -> None:
     assert row["id"] == f"{row['sample_uuid']}/{row['target']}"
 
 
-def test_coqa_r_rows(built: tuple[Path, hub.BuildReport]) -> None:
+def test_coqa_r_rows(built: tuple[Path, reading.BuildReport]) -> None:
     out, report = built
     rows = plain_rows(out, "coqa_r")
     assert report.stats["coqa_r_cefs_dropped_over_3_regions"] == 1
@@ -256,7 +256,7 @@ def test_coqa_r_rows(built: tuple[Path, hub.BuildReport]) -> None:
     assert {r["answer"] for r in rows} >= {"A", "B", "C"}  # the gold letter is not always in one place
 
 
-def test_coqa_c_rows(built: tuple[Path, hub.BuildReport]) -> None:
+def test_coqa_c_rows(built: tuple[Path, reading.BuildReport]) -> None:
     out, report = built
     rows = plain_rows(out, "coqa_c")
     for row in rows:
@@ -287,7 +287,7 @@ def test_ckqa_rows(loaded: dict) -> None:
     assert all(isinstance(image, PIL.Image.Image) for image in ckqa[0]["images"]) and len(ckqa[0]["images"]) == 3
 
 
-def test_options_are_frozen_and_seeded(built: tuple[Path, hub.BuildReport], sources: dict, tmp_path: Path) -> None:
+def test_options_are_frozen_and_seeded(built: tuple[Path, reading.BuildReport], sources: dict, tmp_path: Path) -> None:
     again = tmp_path / "again"
     build(again, coqa=sources["coqa"])
     for config in ("coqa_c", "coqa_r", "ckqa"):  # byte-for-byte the same shards
@@ -300,7 +300,7 @@ def test_options_are_frozen_and_seeded(built: tuple[Path, hub.BuildReport], sour
         assert any(a["options"] != b["options"] for a, b in zip(first, second, strict=True))
 
 
-def test_a_rows_options_depend_only_on_its_own_cef(built: tuple[Path, hub.BuildReport], tmp_path: Path) -> None:
+def test_a_rows_options_depend_only_on_its_own_cef(built: tuple[Path, reading.BuildReport], tmp_path: Path) -> None:
     """Skipping or dropping one CEF (tolerant mode, a partial copy) does not reshuffle any other row."""
     subset = write_coqa(tmp_path / "subset", coqa_records()[3:][::-1])
     build(tmp_path / "out", coqa=subset)
@@ -483,7 +483,9 @@ def _saved(tmp: Path) -> Path:
 
 
 @pytest.mark.parametrize("form", [_jsonl_with_image_files, _parquet_folder, _saved])
-def test_every_local_form_gives_the_same_rows(form: Any, built: tuple[Path, hub.BuildReport], tmp_path: Path) -> None:
+def test_every_local_form_gives_the_same_rows(
+    form: Any, built: tuple[Path, reading.BuildReport], tmp_path: Path
+) -> None:
     build(tmp_path / "out", sivqa=form(tmp_path))
     keep = ["id", "question", "answer", "countries", "regions", "region_codes", "image_copyright"]
     got, want = pq.read_table(shard(tmp_path / "out", "civqa")), pq.read_table(shard(built[0], "civqa"))
@@ -550,7 +552,7 @@ def test_fixture_hub_dir_for_harness_tests(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- card and publishing
 
 
-def test_card(built: tuple[Path, hub.BuildReport]) -> None:
+def test_card(built: tuple[Path, reading.BuildReport]) -> None:
     out, report = built
     card = (out / "README.md").read_text(encoding="utf-8")
     meta = yaml.safe_load(card.split("---\n")[1])
@@ -575,7 +577,7 @@ def test_card(built: tuple[Path, hub.BuildReport]) -> None:
     assert "cvvqa_removed_by_similarity: 2" in report.summary()
 
 
-def test_publish_sets_the_gate_before_uploading(built: tuple[Path, hub.BuildReport], hf_calls: list) -> None:
+def test_publish_sets_the_gate_before_uploading(built: tuple[Path, reading.BuildReport], hf_calls: list) -> None:
     assert gimmick.publish(built[0], token="hf_x") == "https://huggingface.co/datasets/x/commit/upload_folder"
     assert [name for name, _ in hf_calls] == ["create_repo", "update_repo_settings", "upload_folder"]
     assert hf_calls[1][1]["args"] == ("arab-mm-tasks/gimmick",) and hf_calls[1][1]["gated"] == "auto"

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from dataset_builders.arabculture.builder import DEFAULT_SOURCE, build, publish
-from dataset_builders.core.hub import BuildReport
+from dataset_builders.core.reading import BuildReport
 
 __all__ = ["add_arguments", "build", "build_from_args", "build_release", "publish"]
 

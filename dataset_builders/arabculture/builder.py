@@ -30,7 +30,7 @@ from arab_mm_tasks.data import SAMPLE_PATH
 from dataset_builders.arabculture.card import render_arabculture_card
 from dataset_builders.arabculture.source import SOURCE_REPO, SPLIT, SourceConfigs, read_source
 from dataset_builders.arabculture.topics import topic_of
-from dataset_builders.core import hub
+from dataset_builders.core import hub, reading
 
 __all__ = [
     "ALL_CONFIG", "DEFAULT_SOURCE", "FEATURES", "REPO_ID", "SAMPLE_PATH", "SOURCE_REPO",
@@ -68,7 +68,7 @@ FEATURES = Features(
 )
 
 
-class ArabCultureRecordError(hub.BadRecord):
+class ArabCultureRecordError(reading.BadRecord):
     """An ArabCulture release record that fails validation; the message names the record and the field."""
 
 
@@ -185,7 +185,7 @@ def build(
     *,
     on_bad_records: OnBadRecords = "error",
     revision: str | None = None,
-) -> hub.BuildReport:
+) -> reading.BuildReport:
     """Read, validate and write the Hub folder (13 country configs + ``all``, split ``test``).
 
     ``source``: the authors' Hub repo (`SOURCE_REPO`), a local folder in its layout, or a
@@ -200,19 +200,19 @@ def build(
     if on_bad_records not in ("error", "warn", "skip"):
         raise ValueError(f"on_bad_records must be 'error', 'warn' or 'skip', not {on_bad_records!r}")
     configs = read_source(source, revision=revision)
-    report = hub.BuildReport("arabculture", configs.origin, str(out_dir))
+    report = reading.BuildReport("arabculture", configs.origin, str(out_dir))
     report.warnings += [f"source config {name!r} is not an ArabCulture country; not read" for name in configs.ignored]
     stats: Counter[str] = Counter()
     unmapped: Counter[str] = Counter()
     extra_fields: set[str] = set()
-    duplicates = hub.DuplicateTracker()
+    duplicates = reading.DuplicateTracker()
     for error in configs.bad_lines:  # .jsonl lines with no record: read, and skipped or fatal like any bad record
         report.rows_read += 1
         report.skip_or_raise(error, on_bad_records)
     with hub.HubFolderWriter(out_dir, SPLIT) as writer:
         for config, records in configs.items():  # one config's rows in memory at a time
             rows = []
-            for index, record in enumerate(hub.progress(records, f"arabculture {config}")):
+            for index, record in enumerate(reading.progress(records, f"arabculture {config}")):
                 report.rows_read += 1
                 where = configs.where(config, index)
                 try:
@@ -222,7 +222,7 @@ def build(
                     continue
                 name = f"{where}: {rows[-1]['id']}" if where else rows[-1]["id"]
                 if (first := duplicates.first_of(record, name)) is not None:
-                    report.duplicates.append(hub.DuplicateRecord(name, first))
+                    report.duplicates.append(reading.DuplicateRecord(name, first))
                 extra_fields.update(set(record) - set(RAW_FIELDS))
                 _count(rows[-1], stats, unmapped)
             if not rows:
@@ -234,7 +234,7 @@ def build(
             report.rows_written += len(rows)
         if not writer.num_rows:
             first = f"; the first: {report.skipped[0].record}: {report.skipped[0].reason}" if report.skipped else ""
-            raise hub.SourceError(
+            raise reading.SourceError(
                 f"{configs.origin}: no valid ArabCulture records to write ({report.rows_skipped} skipped{first})"
             )
         absent = sorted(set(REGION_OF_COUNTRY) - set(writer.num_rows))

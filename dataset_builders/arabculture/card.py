@@ -13,7 +13,7 @@ from datasets import Features
 from arab_mm_tasks.arabculture.tasks import REGION_OF_COUNTRY, REGIONS
 from arab_mm_tasks.core.sources import project_repo
 from dataset_builders.arabculture.source import SOURCE_REPO
-from dataset_builders.core import hub
+from dataset_builders.core import hub, reading
 
 LICENSE = "cc-by-nc-sa-4.0"
 
@@ -86,7 +86,7 @@ def _shown_source(source: str) -> str:
 
 
 def render_arabculture_card(
-    report: hub.BuildReport, features: Features, num_bytes: dict[str, int], *, sample: bool = False
+    report: reading.BuildReport, features: Features, num_bytes: dict[str, int], *, sample: bool = False
 ) -> str:
     """The README card for a built ArabCulture folder (``num_bytes``: Arrow bytes per config)."""
     repo_id = project_repo("arabculture")

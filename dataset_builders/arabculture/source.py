@@ -19,7 +19,8 @@ from typing import Any
 import datasets
 
 from arab_mm_tasks.arabculture.tasks import REGION_OF_COUNTRY
-from dataset_builders.core.hub import DATA_DIR, BadRecord, SourceError, parse_jsonl_record, read_jsonl
+from dataset_builders.core.hub import DATA_DIR
+from dataset_builders.core.reading import BadRecord, SourceError, parse_jsonl_record, read_jsonl
 from dataset_builders.core.release import download_release
 
 SOURCE_REPO = "MBZUAI/ArabCulture"

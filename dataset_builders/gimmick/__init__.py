@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dataset_builders.core.hub import BuildReport
+from dataset_builders.core.reading import BuildReport
 from dataset_builders.gimmick.builder import DEFAULT_SOURCES, SEED, SOURCE_REPOS, build, publish
 
 __all__ = ["add_arguments", "build", "build_from_args", "build_release", "publish"]

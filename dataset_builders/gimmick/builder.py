@@ -33,7 +33,7 @@ from datasets import Features, Image, List, Value, Video
 from datasets.table import InMemoryTable
 
 from arab_mm_tasks.gimmick.vocabulary import REGION_CODE_OF, region_codes
-from dataset_builders.core import hub
+from dataset_builders.core import hub, reading
 from dataset_builders.gimmick.card import REPO_ID, render_gimmick_card
 from dataset_builders.gimmick.coqa import coqa_c_rows, coqa_r_rows
 from dataset_builders.gimmick.source import (
@@ -223,7 +223,7 @@ def build(
     similarity_inclusive: bool = False,
     on_bad_records: OnBadRecords = "error",
     expect_release_counts: bool | None = None,
-) -> hub.BuildReport:
+) -> reading.BuildReport:
     """Read, check and write the Hub folder (split ``test``); only the given releases' configs are built.
 
     ``sivqa`` -> civqa; ``vvqa`` -> cvvqa; ``coqa`` -> coqa_c, coqa_r, ckqa. Each is a Hub id
@@ -246,7 +246,7 @@ def build(
     if videos_dir is not None and not Path(videos_dir).expanduser().is_dir():
         raise FileNotFoundError(f"videos_dir {videos_dir}: no such folder")
     sources = {name: read_source(name, s) for name, s in given.items()}  # fail on a bad source before writing
-    report = hub.BuildReport("gimmick", "; ".join(f"{n}={s.origin}" for n, s in sources.items()), str(out_dir))
+    report = reading.BuildReport("gimmick", "; ".join(f"{n}={s.origin}" for n, s in sources.items()), str(out_dir))
     ctx = _Context(
         seed=seed,
         threshold=min_center_frame_similarity,
@@ -283,13 +283,13 @@ def _read(
     sinks: dict[str, _Sink],
     extras: Mapping[str, str],
     ctx: _Context,
-    report: hub.BuildReport,
+    report: reading.BuildReport,
     on_bad_records: OnBadRecords,
 ) -> None:
     for error in source.bad_lines:  # .jsonl lines with no record: read, and skipped or fatal like any bad record
         report.rows_read += 1
         report.skip_or_raise(error, on_bad_records)
-    for index, record in enumerate(hub.progress(source, f"gimmick {source.name}")):
+    for index, record in enumerate(reading.progress(source, f"gimmick {source.name}")):
         report.rows_read += 1
         rid = _rid(source.name, index, record, source.where(index))
         try:
@@ -323,7 +323,7 @@ def _stats(sources: Mapping[str, Source], ctx: _Context, seed: int) -> dict[str,
     return stats
 
 
-def _warnings(ctx: _Context, skipped: list[hub.SkippedRecord]) -> list[str]:
+def _warnings(ctx: _Context, skipped: list[reading.SkippedRecord]) -> list[str]:
     warnings = []
     if ctx.unknown_countries:
         names = ", ".join(f"{name!r} ({n})" for name, n in sorted(ctx.unknown_countries.items()))

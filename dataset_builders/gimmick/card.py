@@ -15,7 +15,7 @@ from datasets import Features
 
 from arab_mm_tasks.core.sources import project_repo
 from arab_mm_tasks.gimmick.vocabulary import REGION_CODE_OF, REGION_CODES, REGION_LABEL, REGION_NAME
-from dataset_builders.core import hub
+from dataset_builders.core import hub, reading
 from dataset_builders.gimmick.source import RELEASE_COUNTS, SOURCE_REPOS
 
 LICENSE = "other"
@@ -161,7 +161,7 @@ def _threshold(stats: Mapping[str, Any]) -> str:
 
 
 def render_gimmick_card(
-    report: hub.BuildReport,
+    report: reading.BuildReport,
     features: Mapping[str, Features],
     num_bytes: Mapping[str, int],
     kept: Mapping[str, list[str]],

@@ -33,8 +33,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from arab_mm_tasks.core.media import MediaError, load_image, video_frames
-from dataset_builders.core import hub
-from dataset_builders.core.hub import BadRecord, read_jsonl
+from dataset_builders.core import reading
+from dataset_builders.core.reading import BadRecord, read_jsonl
 from dataset_builders.core.release import download_release
 
 SPLIT = "test"
@@ -48,7 +48,7 @@ class GimmickRecordError(BadRecord):
     """A GIMMICK source record the builder cannot use; the message names the record and the field."""
 
 
-class SourceError(hub.SourceError):
+class SourceError(reading.SourceError):
     """A source that cannot be read at all (wrong form, missing split, a loading script, no records)."""
 
 

@@ -1,0 +1,216 @@
+"""What every builder does with an authors' release before writing it: reading its lines, naming bad
+records, spotting duplicates, and reporting what was read, written and left out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from arab_mm_tasks.core.spec import RecordError
+from arab_mm_tasks.core.spec import SourceError as SourceError  # re-exported: builders raise reading.SourceError
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------------- build report
+
+
+class BadRecord(RecordError):
+    """A release record a builder cannot use; the message names the record and the field.
+
+    ``field`` is None when the whole record is unusable (a .jsonl line that is no JSON object):
+    then ``record_id`` is ``<file>:<line>`` and the message is ``<file>:<line>: <problem>``.
+    """
+
+    def __init__(self, record_id: str, field: str | None, problem: str) -> None:
+        super().__init__(f"{record_id}: {problem}" if field is None else f"{record_id}: field {field!r} {problem}")
+        self.record_id, self.field, self.problem = record_id, field, problem
+
+    @property
+    def reason(self) -> str:
+        """The message without the record id (what a report lists next to the skipped record)."""
+        return self.problem if self.field is None else f"field {self.field!r} {self.problem}"
+
+
+@dataclass(frozen=True)
+class SkippedRecord:
+    """A record a tolerant build left out: which one, and why (never dropped silently)."""
+
+    record: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class DuplicateRecord:
+    """A record equal, field for field, to an earlier one of the same build (reported, see `DuplicateTracker`)."""
+
+    record: str
+    first: str  # the earlier record it repeats
+
+
+@dataclass
+class BuildReport:
+    """What a build read, wrote and left out; builders return it and the CLI prints it.
+
+    ``counts`` is rows per written config (the ``all`` config included); ``rows_written``
+    counts each source record once. ``stats`` holds benchmark-specific counters.
+    Every record read is written or skipped: ``rows_read == rows_written + rows_skipped``
+    (unreadable .jsonl lines count as read records). ``duplicates`` lists written records that
+    repeat an earlier one exactly; they are written too, so they are not a term of that sum.
+    """
+
+    benchmark: str
+    source: str
+    out_dir: str | None = None
+    rows_read: int = 0
+    rows_written: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    skipped: list[SkippedRecord] = field(default_factory=list)
+    duplicates: list[DuplicateRecord] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    stats: dict[str, int | float] = field(default_factory=dict)
+
+    def skip_or_raise(self, error: BadRecord, on_bad_records: str) -> None:
+        """``on_bad_records``: "error" raises `error`; "skip" records it as skipped; "warn" also logs it."""
+        if on_bad_records == "error":
+            raise error
+        self.skipped.append(SkippedRecord(error.record_id, error.reason))
+        if on_bad_records == "warn":
+            logger.warning("skipping bad record: %s", error)
+
+    @property
+    def rows_skipped(self) -> int:
+        return len(self.skipped)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "rows_skipped": self.rows_skipped, "rows_duplicate": len(self.duplicates)}
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def summary(self) -> str:
+        """A short human-readable report (what the CLI prints)."""
+        lines = [
+            f"{self.benchmark}: read {self.rows_read} rows from {self.source}, wrote {self.rows_written}, "
+            f"skipped {self.rows_skipped}" + (f" -> {self.out_dir}" if self.out_dir else ""),
+        ]
+        lines += [f"  {config}: {n}" for config, n in self.counts.items()]
+        lines += [f"  {name}: {value}" for name, value in self.stats.items()]
+        lines += [f"  skipped {s.record}: {s.reason}" for s in self.skipped]
+        lines += [f"  duplicate {d.record}: repeats {d.first}" for d in self.duplicates]
+        lines += [f"  warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def parse_jsonl_record(
+    path: str | Path, line_no: int, line: str | bytes, error: type[BadRecord] = BadRecord
+) -> dict[str, Any]:
+    """One line of a release's .jsonl file as a dict, else `error` with record id ``<file>:<line>``.
+
+    Every builder reads .jsonl through here, so a malformed line is a bad record like any other:
+    a build in "skip" mode lists it and goes on. Bytes are decoded as UTF-8 (a BOM is allowed,
+    as Windows editors write one); Latin-1 or other bytes, truncated JSON, a JSON value that is
+    not an object, and escaped lone surrogates (which no parquet file can hold) are all `error`.
+    """
+    where = f"{path}:{line_no}"
+    try:
+        # Decoded here rather than by json.loads, which would also take UTF-16/32 lines: a .jsonl is UTF-8.
+        text = bytes(line).decode("utf-8") if isinstance(line, bytes | bytearray) else line
+    except UnicodeDecodeError as err:
+        raise error(where, None, f"is not UTF-8 text ({err.reason} at byte {err.start})") from None
+    try:
+        record = json.loads(text.removeprefix("\ufeff"))
+        bad = _lone_surrogate(record) if isinstance(record, dict) else None
+    except ValueError as err:
+        raise error(where, None, f"is not valid JSON ({err})") from None
+    except RecursionError:  # json.loads (and our walk) recurse per nesting level
+        raise error(where, None, "is nested too deeply to read") from None
+    if not isinstance(record, dict):
+        raise error(where, None, f"is not a JSON object (a JSON {type(record).__name__})")
+    if bad is not None:
+        raise error(where, bad or None, "holds an unpaired surrogate escape (\\ud800-\\udfff), not text")
+    return record
+
+
+def _lone_surrogate(value: Any, path: str = "") -> str | None:
+    """Dotted path of the first string (key or value) that cannot be written as UTF-8; '' for the top level."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+        return None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        name = f"{path}.{key}" if path and isinstance(key, str) else f"{path}[{key}]" if path else str(key)
+        if isinstance(key, str) and _lone_surrogate(key) is not None:
+            return name
+        if (found := _lone_surrogate(item, name)) is not None:
+            return found
+    return None
+
+
+@dataclass(frozen=True)
+class JsonlLine:
+    """One non-blank line of a .jsonl source: where it is, and its record or the reason it has none."""
+
+    where: str  # "<file>:<line>", the name every message about this record starts with
+    line_no: int
+    offset: int  # byte offset of the line, to re-read it later without holding the record
+    record: dict[str, Any] | None
+    error: BadRecord | None
+
+
+def read_jsonl(path: Path, error: type[BadRecord] = BadRecord) -> Iterator[JsonlLine]:
+    """Each non-blank line of `path` (blank: whitespace only, CRLF included), parsed by `parse_jsonl_record`.
+
+    The file is read as bytes, so an undecodable line is one bad record rather than an exception
+    that stops the whole read.
+    """
+    with path.open("rb") as f:
+        offset = 0
+        for line_no, line in enumerate(iter(f.readline, b""), start=1):
+            if line.strip():
+                try:
+                    record = parse_jsonl_record(path, line_no, line, error)
+                except BadRecord as err:
+                    yield JsonlLine(f"{path}:{line_no}", line_no, offset, None, err)
+                else:
+                    yield JsonlLine(f"{path}:{line_no}", line_no, offset, record, None)
+            offset += len(line)
+
+
+class DuplicateTracker:
+    """Finds records that repeat an earlier record exactly (every field equal), by a digest of each.
+
+    Only digests are held, so a build still keeps one config in memory at a time.
+    """
+
+    def __init__(self) -> None:
+        self._first: dict[bytes, str] = {}
+
+    def first_of(self, record: Mapping[str, Any], where: str) -> str | None:
+        """Where the identical earlier record was, or None (and remember this one as `where`)."""
+        canonical = json.dumps(record, sort_keys=True, ensure_ascii=False, default=repr)
+        digest = hashlib.blake2b(canonical.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        first = self._first.get(digest)
+        if first is None:
+            self._first[digest] = where
+        return first
+
+
+def progress(records: Iterable[T], desc: str) -> Iterable[T]:
+    """`records` with a progress bar on stderr when stderr is a terminal (a full release takes minutes)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(records, desc=desc, unit=" rows", disable=None, leave=False)
