@@ -11,6 +11,10 @@ the summary line, the failed and invalid counts, exit code 1 (some samples faile
 named by task and doc id, and the token nowhere in the output, the files or the cache.
 
     python benchmarks/judge_cli_faults.py --items 1000      # prints one JSON line with the figures
+    python benchmarks/judge_cli_faults.py --items 1000 --clean --latency 0.1   # the CLI's throughput, no faults
+
+With ``--clean`` no sample is faulty and the command must exit 0; the figures then compare the
+judging time the command reports (its summary, without setup) with N x latency / concurrency.
 """
 
 from __future__ import annotations
@@ -39,22 +43,22 @@ LASTING = {"content_int": "failed", "choice_null": "failed", "unparsable": "inva
 KINDS = TRANSIENT + list(LASTING)
 
 
-def fault_of(index: int) -> str | None:
-    """The fault marker of sample `index`: every fifth sample (20%), cycling through `KINDS`."""
-    return KINDS[(index // 5) % len(KINDS)] if index % 5 == 0 else None
+def fault_of(index: int, every: int = 5) -> str | None:
+    """The fault marker of sample `index`: every `every`-th sample (default 20%; 0: none), cycling through `KINDS`."""
+    return KINDS[(index // every) % len(KINDS)] if every and index % every == 0 else None
 
 
-def expected(items: int) -> dict[str, int]:
+def expected(items: int, every: int = 5) -> dict[str, int]:
     """How many samples must end failed and invalid."""
-    outcomes = [LASTING.get(fault or "", "valid") for fault in map(fault_of, range(items))]
+    outcomes = [LASTING.get(fault_of(i, every) or "", "valid") for i in range(items)]
     return {"failed": outcomes.count("failed"), "invalid": outcomes.count("invalid")}
 
 
-def write_samples(folder: Path, items: int) -> Path:
+def write_samples(folder: Path, items: int, every: int = 5) -> Path:
     """An lm-eval --predict_only samples file: documents, targets and generations, no scores."""
     lines = []
     for i in range(items):
-        fault = fault_of(i)
+        fault = fault_of(i, every)
         marker = f" [[fault={fault}]][[retry_after=0]]" if fault else ""
         doc = {"id": f"cef-{i}", "title": f"Event {i}", "region_codes": [REGION_CODES[i % len(REGION_CODES)]]}
         record = {"doc_id": i, "doc": doc, "target": doc["title"], "filtered_resps": [f"answer {i}{marker}"]}
@@ -70,11 +74,14 @@ def command() -> str:
     return str(script) if script.exists() else shutil.which("arab-mm-tasks") or "arab-mm-tasks"
 
 
-def run(items: int, folder: Path, *, concurrency: int = 32, timeout: float = 600) -> dict[str, Any]:
-    """Judge `items` faulty samples with the CLI; what it printed, wrote and returned, and what the server saw."""
-    samples = write_samples(folder, items)
+def run(
+    items: int, folder: Path, *, every: int = 5, latency: float = 0.0, concurrency: int = 32, timeout: float = 600
+) -> dict[str, Any]:
+    """Judge `items` samples (every `every`-th faulty) with the CLI; what it printed, wrote and returned,
+    and what the server saw."""
+    samples = write_samples(folder, items, every)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the installed package, as a user runs it
-    with LoopbackServer(hang_seconds=2.0) as server:
+    with LoopbackServer(hang_seconds=2.0, latency=latency) as server:
         host = server.url.removeprefix("http://")
         judge = (f"model=judge,base_url=http://judge-user:{TOKEN}@{host}?key={TOKEN},concurrency={concurrency},"
                  f"max_retries=2,timeout=5,cache_path={folder / 'judge.sqlite'}")  # fmt: skip
@@ -93,7 +100,7 @@ def run(items: int, folder: Path, *, concurrency: int = 32, timeout: float = 600
         "wall_s": round(wall, 2),
         "summary": summary[1] if summary else None,
         "report": json.loads((folder / "judged" / "results_judged.json").read_text()) if proc.returncode < 2 else None,
-        "expected": expected(items),
+        "expected": expected(items, every),
         "server_requests": len(requests),
         "token_sent": all(TOKEN in r.path and "Authorization" in r.headers for r in requests),
         "token_leaked": [str(p) for p in written if TOKEN.encode() in p.read_bytes()]
@@ -107,13 +114,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latency", type=float, default=0.0, help="server seconds per request")
+    parser.add_argument("--clean", action="store_true", help="no faults: measure the command's throughput")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         load = os.getloadavg()
-        result = run(args.items, Path(tmp), concurrency=args.concurrency)
+        every = 0 if args.clean else 5
+        result = run(args.items, Path(tmp), every=every, latency=args.latency, concurrency=args.concurrency)
     summary = result["report"]["summary"] if result["report"] else {}
+    if args.clean and summary:
+        ideal = summary["calls"] * args.latency / args.concurrency
+        result["judging_s"], result["setup_s"] = round(summary["wall_seconds"], 2), round(summary["setup_seconds"], 2)
+        result["ideal_s"] = round(ideal, 2)
+        result["ratio"] = round(summary["wall_seconds"] / ideal, 3) if ideal else None
     ok = (
-        result["returncode"] == 1
+        result["returncode"] == (0 if args.clean else 1)
         and summary.get("failed") == result["expected"]["failed"]
         and summary.get("invalid") == result["expected"]["invalid"]
         and result["token_sent"]

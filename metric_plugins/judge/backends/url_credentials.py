@@ -9,18 +9,20 @@ so the client gets the public URL and this httpx client adds the credentials bac
 - the query string in a transport wrapper, i.e. after httpx has logged the request's URL.
 
 The openai client is built on httpx (openai < 3) or httpx2 (openai >= 3), which share this API;
-`http_module` picks the one the installed client uses. Imported only for a base URL that carries
-credentials, so the common path is the stock client.
+`http_module` picks the one the installed client uses. `credentials_client` is used only for a
+base URL that carries credentials; any other URL gets the stock client.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import ModuleType, TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 
+@functools.cache  # asked on every request
 def http_module() -> ModuleType:
     """``httpx`` or ``httpx2``: the package the installed openai client sends requests with."""
     import openai
