@@ -107,7 +107,7 @@ NEAR_COMPLETION = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=JSON | NEAR_COMPLETION)
 def test_any_json_body_is_a_text_reply_or_a_transient_failure(body):
     try:
