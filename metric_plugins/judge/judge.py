@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from metric_plugins.judge.backends.base import JudgeBackend, JudgeStopped, RequestRejected, TransientError
 from metric_plugins.judge.cache import CacheEntry, JudgeCache
@@ -67,7 +67,8 @@ class RunState:
         if self.error is not None:
             raise self.error
 
-    def stop(self, error: JudgeStopped) -> None:
+    def stop(self, error: JudgeStopped) -> NoReturn:
+        """Stop the run for every worker (the first reason wins) and raise it in this one."""
         with self.lock:
             self.error = self.error or error
         self.stopped.set()  # wakes the workers sleeping before a retry
