@@ -110,7 +110,7 @@ def judge_saved(paths: Iterable[str | Path], config: JudgeConfig, out_dir: str |
     """Judge every judged value in the saved files, write the scored copies and a results file.
 
     The report's ``summary`` adds up the judge runs (calls, cache hits, retries, invalid, failed).
-    `JudgeStopped` (unreachable endpoint, bad key, unknown model) propagates, nothing written.
+    `JudgeStopped` (unreachable endpoint, bad key, unknown model) propagates: no results file is written.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
