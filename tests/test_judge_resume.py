@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import metric_plugins
-from metric_plugins.judge import GIMMICK_CKQA, Judge, JudgeConfig, JudgeItem, OpenAIChatBackend
+from metric_plugins.judge import GIMMICK_CKQA, Judge, JudgeConfig, JudgeItem, JudgeStopped, OpenAIChatBackend
 from metric_plugins.judge.loopback import LoopbackServer
 
 SECRET = "sk-test-SECRET123"
@@ -120,7 +120,8 @@ def test_the_key_is_in_no_repr_pickle_config_or_log(tmp_path, monkeypatch, caplo
              "cache_path": str(tmp_path / "judge.sqlite")}
         )  # fmt: skip
         judge = config.build_judge(GIMMICK_CKQA, progress=False)
-        run = judge.score_all([JudgeItem({"GROUND_TRUTH": "x", "GENERATED_ANSWER": "[[fault=401]]"})])
+        with pytest.raises(JudgeStopped, match="HTTP 401"):  # the rejection's message and log carry no key
+            judge.score_all([JudgeItem({"GROUND_TRUTH": "x", "GENERATED_ANSWER": "[[fault=401]]"})])
         run = judge.score_all([JudgeItem({"GROUND_TRUTH": "x", "GENERATED_ANSWER": "y"}, id="1")])
         assert run.judgements[0].valid and server.requests[-1].headers["authorization"] == f"Bearer {SECRET}"
     backend = judge.backend

@@ -116,17 +116,31 @@ def _cmd_breakdown(args: argparse.Namespace) -> int:
 
 
 def _cmd_judge(args: argparse.Namespace) -> int:
+    """Exit 0 when every sample has a judgement (valid or invalid), 1 when any failed or the judge stopped."""
     from arab_mm_tasks.cli.judge_saved import judge_saved
+    from metric_plugins.judge import JudgeStopped, JudgeSummary
     from metric_plugins.judge.config import JudgeConfig
 
     config = JudgeConfig.from_env_or_args(args.judge)
     if not config.model:
         raise SystemExit("arab-mm-tasks judge: no judge model: pass --judge model=... or set ARAB_MM_JUDGE_MODEL")
-    report = judge_saved(args.paths, config, args.out)
+    try:
+        report = judge_saved(args.paths, config, args.out)
+    except JudgeStopped as error:
+        print(f"arab-mm-tasks judge: error: {error}", file=sys.stderr)
+        return 1
     for task, scores in report["results"].items():
         print(task)
         print("\n".join(f"  {name}: {score}" for name, score in scores.items()))
+    summary = JudgeSummary(**report["summary"])
+    print(f"judge: {summary}")
     print(f"wrote the judged samples and results_judged.json to {args.out}")
+    if summary.failed:
+        print(
+            f"arab-mm-tasks judge: {summary.failed} samples failed; run the command again to retry them",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

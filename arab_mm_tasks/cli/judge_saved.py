@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arab_mm_tasks.core.judging import judge_values
+from arab_mm_tasks.core.judging import judge_run
 from arab_mm_tasks.core.registry import all_specs
 from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
 from metric_plugins.judge.config import JudgeConfig
+from metric_plugins.judge.run import JudgeSummary
 
 _LM_EVAL = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
 _LIGHTEVAL = re.compile(r"^details_(?P<task>[^|]+)\|\d+_(?P<time>.+)\.parquet$")
@@ -107,10 +108,15 @@ def _plain(value: Any) -> Any:
 
 
 def judge_saved(paths: Iterable[str | Path], config: JudgeConfig, out_dir: str | Path) -> dict[str, Any]:
-    """Judge every judged value in the saved files, write the scored copies and a results file."""
+    """Judge every judged value in the saved files, write the scored copies and a results file.
+
+    The report's ``summary`` adds up the judge runs (calls, cache hits, retries, invalid, failed).
+    `JudgeStopped` (unreachable endpoint, bad key, unknown model) propagates: no results file is written.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, float | None]] = {}
+    summaries: list[JudgeSummary] = []
     for path in find_saved(paths):
         run = read_saved(path)
         spec = all_specs()[run.task]
@@ -121,15 +127,24 @@ def judge_saved(paths: Iterable[str | Path], config: JudgeConfig, out_dir: str |
                     if value.get("judge_status") != "valid":
                         value.pop("judge_status", None)
                         value["score"] = None
-                judge_values(metric.judge_prompt, [v for v in values if "judge_status" not in v], config)
+                todo = [i for i, value in enumerate(values) if "judge_status" not in value]
+                ids = [_sample_id(run, i) for i in todo]
+                summaries.append(judge_run(metric.judge_prompt, [values[i] for i in todo], config, ids).summary)
         scores = {name: aggregator(aggregation_kind(spec, name))(run.values[name]) for name in spec.metric_names()}
         results[f"{run.task} ({run.harness}: {path.name})"] = {
             name: None if math.isnan(score) else score for name, score in scores.items()
         }
         _write(run, out / path.name)
-    report = {"results": results, "judge": config.to_dict()}
+    summary = JudgeSummary.total(summaries).to_dict()
+    report = {"results": results, "judge": config.to_dict(), "summary": summary}
     (out / "results_judged.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
     return report
+
+
+def _sample_id(run: SavedRun, index: int) -> str:
+    """How warnings and judgements name a sample: its task and lm-eval doc id (lighteval details: the row)."""
+    doc_id = run.records[index].get("doc_id") if run.harness == "lm-eval" else None
+    return f"{run.task} doc {doc_id}" if doc_id is not None else f"{run.task} row {index}"
 
 
 def _write(run: SavedRun, target: Path) -> None:

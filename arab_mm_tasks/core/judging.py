@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from metric_plugins.judge.config import JudgeConfig, parse_settings
+
+if TYPE_CHECKING:
+    from metric_plugins.judge import JudgeRun, JudgeSummary
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +40,19 @@ def current_config() -> JudgeConfig | None:
     return config if config.model else None
 
 
-def judge_values(prompt_id: str, values: Sequence[dict[str, Any]], config: JudgeConfig | None = None) -> None:
-    """Judge the judged metric values (`arab_mm_tasks.core.scoring`) in place: score and ``judge_status``."""
-    from metric_plugins.judge import JudgeItem, get_prompt
+def judge_values(
+    prompt_id: str,
+    values: Sequence[dict[str, Any]],
+    config: JudgeConfig | None = None,
+    ids: Sequence[str] | None = None,
+) -> JudgeSummary | None:
+    """Judge the judged metric values (`arab_mm_tasks.core.scoring`) in place: score and ``judge_status``.
+
+    For harness aggregations: a judge that cannot run at all (`JudgeStopped`: unreachable, bad
+    key, unknown model) is reported as one error line and the values stay unscored, so the
+    harness still writes its results and samples, which `arab-mm-tasks judge` can score later.
+    """
+    from metric_plugins.judge import JudgeStopped
 
     config = config or current_config()
     if config is None:
@@ -50,13 +63,35 @@ def judge_values(prompt_id: str, values: Sequence[dict[str, Any]], config: Judge
             len(values),
             prompt_id,
         )
-        for value in values:
-            value["judge_status"] = "not_judged"
-        return
+        _mark(values, "not_judged")
+        return None
+    try:
+        return judge_run(prompt_id, values, config, ids).summary
+    except JudgeStopped as error:
+        log.error("judge %s stopped, %d samples left unscored: %s", prompt_id, len(values), error)
+        _mark(values, "not_judged")
+        return None
+
+
+def judge_run(
+    prompt_id: str, values: Sequence[dict[str, Any]], config: JudgeConfig, ids: Sequence[str] | None = None
+) -> JudgeRun:
+    """`judge_values` that lets `JudgeStopped` through (for callers that report it themselves) and returns the run.
+
+    `ids` name the samples in warnings and judgements (default: their position, ``sample 3``).
+    """
+    from metric_plugins.judge import JudgeItem, get_prompt
+
+    ids = ids if ids is not None else [f"sample {i}" for i in range(len(values))]
     judge = config.build_judge(get_prompt(prompt_id))
-    run = judge.score_all([JudgeItem(value["judge"]["fields"]) for value in values])
+    run = judge.score_all([JudgeItem(v["judge"]["fields"], id=i) for v, i in zip(values, ids, strict=True)])
     for value, judgement in zip(values, run.judgements, strict=True):
         value["score"] = judgement.score if judgement.valid else None  # invalid replies are left out of the mean
         value["judge_status"] = judgement.status
-    mean = run.mean()
-    log.info("judge %s: %s; %s", prompt_id, run.summary, mean.as_dict())
+    log.info("judge %s: %s; %s", prompt_id, run.summary, run.mean().as_dict())
+    return run
+
+
+def _mark(values: Sequence[dict[str, Any]], status: str) -> None:
+    for value in values:
+        value["judge_status"] = status

@@ -26,6 +26,7 @@ from metric_plugins.judge.aggregate import InvalidPolicy, ScoreSummary, mean_sco
 from metric_plugins.judge.backends import (
     BackendError,
     JudgeBackend,
+    JudgeStopped,
     OpenAIChatBackend,
     RequestRejected,
     TransformersBackend,
@@ -55,6 +56,7 @@ __all__ = [
     "JudgeItem",
     "JudgePrompt",
     "JudgeRun",
+    "JudgeStopped",
     "JudgeSummary",
     "Judgement",
     "Message",

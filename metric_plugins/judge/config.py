@@ -1,7 +1,8 @@
 """A judge configuration a command line or a task can carry: serialisable, printable, free of secrets.
 
-It names the API key's environment variable, never the key, so a config can go into results
-files, logs and harness metadata as it is. Harness metrics and the generate-then-judge
+It names the API key's environment variable, never the key, and its repr and `to_dict` show the
+base URL without user info or query string (where some gateways take a key), so a config can go
+into results files, logs and harness metadata as it is. Harness metrics and the generate-then-judge
 command build their judge from one:
 
     JudgeConfig.from_args("model=gpt-4o-2024-11-20")
@@ -21,6 +22,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from metric_plugins.judge.backends.base import JudgeBackend
+from metric_plugins.judge.backends.openai_chat import public_url
 from metric_plugins.judge.cache import JudgeCache
 from metric_plugins.judge.prompts.base import JudgePrompt
 from metric_plugins.judge.retry import RetryPolicy
@@ -85,7 +87,14 @@ class JudgeConfig:
         return cls(**_coerce(values))
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The settings for results files: the base URL without its credentials (see `public_url`)."""
+        out = asdict(self)
+        if self.base_url is not None:
+            out["base_url"] = public_url(self.base_url)
+        return out
+
+    def __repr__(self) -> str:
+        return f"JudgeConfig({', '.join(f'{k}={v!r}' for k, v in self.to_dict().items())})"
 
     def sampling(self) -> Sampling:
         return Sampling(temperature=self.temperature, max_tokens=self.max_tokens, top_p=self.top_p, seed=self.seed)

@@ -13,11 +13,14 @@ it judges:
   (``[[fault=400]]``) applies for ever. Kinds: an HTTP status (``429`` sends
   ``Retry-After``: ``[[retry_after=2]]``, default 1), ``timeout`` (hang `hang_seconds`),
   ``truncated`` (a body cut short and the connection closed), ``badjson`` (200 with a body
-  that is not JSON), ``unparsable`` (200 with "I think it's good").
+  that is not JSON), ``unparsable`` (200 with "I think it's good"), and 200s that are JSON
+  but not a chat completion (`MALFORMED`: ``message_null``, ``choice_empty``, ``choice_null``,
+  ``choices_string``, ``usage_string``, ``content_int``, ``content_dicts``). ``content_parts``
+  is not a fault: the normal reply as a list of text parts, as some compatible servers send it.
 
 The server counts requests per sha256 of the request body and records each request's
-headers (in memory only), so a test can prove which judgements were asked again and that the
-API key arrived as a header. ``GET /stats`` returns the counts as JSON.
+path (query string included) and headers (in memory only), so a test can prove which
+judgements were asked again and that the API key arrived as a header. ``GET /stats`` returns the counts as JSON.
 
 Run it alone (for a judging process that may be killed, or for the benchmark)::
 
@@ -34,10 +37,11 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 MARKER = re.compile(r"\[\[(\w+)=(.*?)\]\]", re.DOTALL)
 UNPARSABLE = "I think it's good"
@@ -50,6 +54,7 @@ class RecordedRequest:
     headers: dict[str, str]
     user_text: str
     number: int  # 1 for the first request with this body, 2 for the second...
+    path: str = ""  # as sent, with the query string
 
 
 def xml_reply(score: int) -> str:
@@ -58,6 +63,35 @@ def xml_reply(score: int) -> str:
         "<evaluation>\n<analysis>\nLoopback judge.\n</analysis>\n<explanation>\nDeterministic.\n</explanation>\n"
         f"<score>\n{score}\n</score>\n</evaluation>"
     )
+
+
+def _with_content(completion: dict[str, Any], content: Any) -> dict[str, Any]:
+    message = {**completion["choices"][0]["message"], "content": content}
+    return {**completion, "choices": [{**completion["choices"][0], "message": message}]}
+
+
+def _as_parts(completion: dict[str, Any]) -> dict[str, Any]:
+    text = completion["choices"][0]["message"]["content"]
+    half = len(text) // 2
+    parts = [
+        {"type": "text", "text": text[:half]},
+        {"type": "refusal", "refusal": ""},
+        {"type": "text", "text": text[half:]},
+    ]
+    return _with_content(completion, parts)
+
+
+# 200 replies that are JSON but not a chat completion, each made from the normal one (seen from real servers)
+MALFORMED: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "message_null": lambda c: {**c, "choices": [{**c["choices"][0], "message": None}]},
+    "choice_empty": lambda c: {**c, "choices": [{}]},
+    "choice_null": lambda c: {**c, "choices": [None]},
+    "choices_string": lambda c: {**c, "choices": "stop"},
+    "usage_string": lambda c: {**c, "usage": "12 tokens"},
+    "content_int": lambda c: _with_content(c, 73),
+    "content_dicts": lambda c: _with_content(c, [{"type": "text", "text": 73}]),
+}
+SHAPES = {**MALFORMED, "content_parts": _as_parts}  # content_parts is a valid reply
 
 
 def fault_for(spec: str, number: int) -> str | None:
@@ -117,11 +151,11 @@ class LoopbackServer:
             with self._lock:
                 self.in_flight -= 1
 
-    def record(self, body: bytes, headers: dict[str, str], user_text: str) -> RecordedRequest:
+    def record(self, body: bytes, headers: dict[str, str], user_text: str, path: str = "") -> RecordedRequest:
         digest = hashlib.sha256(body).hexdigest()
         with self._lock:
             self.counts[digest] = self.counts.get(digest, 0) + 1
-            request = RecordedRequest(digest, body, headers, user_text, self.counts[digest])
+            request = RecordedRequest(digest, body, headers, user_text, self.counts[digest], path)
             self.requests.append(request)
         return request
 
@@ -154,14 +188,14 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_GET(self) -> None:
-            if self.path.rstrip("/") == "/stats":
+            if urlsplit(self.path).path.rstrip("/") == "/stats":
                 self._send(200, json.dumps(server.stats()).encode())
             else:
                 self._send(404, b'{"error": {"message": "not found"}}')
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            if urlsplit(self.path).path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
                 self._send(404, b'{"error": {"message": "not found"}}')
                 return
             try:
@@ -170,7 +204,7 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             except (ValueError, KeyError, TypeError):
                 self._send(400, b'{"error": {"message": "malformed request"}}')
                 return
-            recorded = server.record(body, dict(self.headers.items()), user_text)
+            recorded = server.record(body, dict(self.headers.items()), user_text, self.path)
             markers = dict(MARKER.findall(user_text))
             fault = fault_for(markers.get("fault", ""), recorded.number)
             with server._handling(), contextlib.suppress(BrokenPipeError, ConnectionResetError):  # client gave up
@@ -204,7 +238,8 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             else:
                 digest = int(hashlib.sha256(user_text.encode("utf-8")).hexdigest(), 16)
                 text = xml_reply(int(markers["score"]) if "score" in markers else digest % 101)
-            self._send(200, json.dumps(_completion(request, text)).encode())
+            completion = _completion(request, text)
+            self._send(200, json.dumps(SHAPES[fault](completion) if fault in SHAPES else completion).encode())
 
         def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
             self.send_response(status)

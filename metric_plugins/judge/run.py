@@ -8,7 +8,8 @@ files next to the score. Neither holds a credential.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from metric_plugins.judge.aggregate import InvalidPolicy, ScoreSummary, mean_score
@@ -29,16 +30,27 @@ class JudgeSummary:
     failed: int
     prompt_tokens: int
     completion_tokens: int
-    wall_seconds: float
+    wall_seconds: float  # judging, without `setup_seconds`
+    setup_seconds: float = 0.0  # getting the backend ready (importing openai, loading a model), once per run
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def total(cls, summaries: Iterable[JudgeSummary]) -> JudgeSummary:
+        """The sum of several runs' counts and times (one per task and prompt in a generate-then-judge run)."""
+        sums = dict.fromkeys((f.name for f in fields(cls)), 0)
+        for summary in summaries:
+            for name, value in asdict(summary).items():
+                sums[name] += value
+        return cls(**sums)
+
     def __str__(self) -> str:
+        setup = f" (+{self.setup_seconds:.2f}s setup)" if self.setup_seconds >= 0.005 else ""
         return (
             f"{self.items} items: {self.calls} calls, {self.cache_hits} cache hits, {self.retries} retries, "
             f"{self.reasks} re-asks, {self.invalid} invalid, {self.failed} failed, "
-            f"{self.prompt_tokens}+{self.completion_tokens} tokens, {self.wall_seconds:.2f}s"
+            f"{self.prompt_tokens}+{self.completion_tokens} tokens, {self.wall_seconds:.2f}s{setup}"
         )
 
 

@@ -42,14 +42,27 @@ class BackendError(Exception):
 class TransientError(BackendError):
     """Worth retrying: 429, 5xx, timeouts, dropped connections, malformed bodies.
 
-    `retry_after` is the server's ``Retry-After`` in seconds, when it sent one.
+    `retry_after` is the server's ``Retry-After`` in seconds, when it sent one. `unreachable` is
+    True when no connection could be made at all (refused, DNS, connect timeout): the judge stops
+    a run whose first requests all end this way instead of retrying a dead endpoint per item.
     """
 
-    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None, unreachable: bool = False
+    ) -> None:
         super().__init__(message, status=status)
         self.retry_after = retry_after
+        self.unreachable = unreachable
 
 
 class RequestRejected(BackendError):
     """Not worth retrying: a 4xx other than 429 (bad request, auth, unknown model), or a backend that cannot
     take the request (images sent to a text-only model)."""
+
+
+class JudgeStopped(RuntimeError):
+    """The whole run cannot succeed (dead endpoint, bad key, unknown model): stop it with one message.
+
+    Raised by `Judge.score_all` instead of failing every item the same way; nothing is cached for
+    the items not judged, so a re-run after fixing the cause asks for them.
+    """

@@ -5,6 +5,19 @@ The API key is read from an environment variable whose *name* is configured (def
 not an attribute of this object, not in its repr, its identity, its pickled state or any
 error message. The client's own retries are off (``max_retries=0``) so every retry goes
 through the judge's policy and is counted.
+
+Credentials in the base URL (``http://user:token@host/v1``, ``?key=token``) are kept the same
+way: the client is given the public URL, and an httpx client that adds them to each request
+below the layer that logs URLs (`metric_plugins.judge.backends.url_credentials`).
+
+Requests go through the client's generic ``client.post`` (its documented way to call any
+endpoint: base URL, auth, headers, timeouts and errors as for ``chat.completions.create``),
+with a body we build: the typed method first walks the whole request through openai's
+TypedDict transform, which cost about as much CPU as the rest of the request together and
+limited 32 threads under one GIL. The 200 reply is read from its JSON by `read_completion`,
+not through the client's models, which are built without validation: a server that sends
+``"message": null`` or an integer content must fail that one request (retried like a 5xx),
+not crash the run with an AttributeError.
 """
 
 from __future__ import annotations
@@ -16,7 +29,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from metric_plugins.judge.backends.base import RequestRejected, TransientError
+from metric_plugins.judge.backends.base import JudgeStopped, RequestRejected, TransientError
+from metric_plugins.judge.backends.url_credentials import http_module
 from metric_plugins.judge.media import data_url
 from metric_plugins.judge.retry import parse_retry_after
 from metric_plugins.judge.schema import Message, Reply, Sampling, Usage
@@ -44,8 +58,9 @@ class OpenAIChatBackend:
         if not model:
             raise ValueError("OpenAIChatBackend needs a model name")
         self.model = model
-        self.base_url = (base_url or OPENAI_BASE_URL).rstrip("/")
-        self.public_url = public_url(self.base_url)
+        url = (base_url or OPENAI_BASE_URL).rstrip("/")
+        self.base_url = self.public_url = public_url(url)
+        self._secret_url = url  # with its credentials, if any: used to connect, never shown or pickled
         self.api_key_env = api_key_env
         self.timeout = timeout
         self._client: Any = None
@@ -66,11 +81,27 @@ class OpenAIChatBackend:
         )
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickles and deep copies (lighteval copies metrics) carry the settings, never the client and its key."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_client", "_lock")}
+        """Pickles carry the settings, never the client, its key or credentials in the base URL.
+
+        An unpickled backend connects to the public URL; a server that needs the URL's
+        credentials then answers 401, which stops the run with the server's message.
+        """
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_client", "_lock")}
+        state["_secret_url"] = self.public_url
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, _client=None, _lock=threading.Lock())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> OpenAIChatBackend:
+        """An in-memory copy (lighteval copies metrics) keeps the URL's credentials: nothing is written."""
+        clone = object.__new__(OpenAIChatBackend)
+        clone.__setstate__({**self.__getstate__(), "_secret_url": self._secret_url})
+        return clone
+
+    def prepare(self) -> None:
+        """Import openai and build the client now, so a run's timings (and its first requests) do not pay for it."""
+        self._get_client()
 
     def _get_client(self) -> Any:
         with self._lock:
@@ -80,21 +111,28 @@ class OpenAIChatBackend:
                 key = os.environ.get(self.api_key_env)
                 if not key:
                     if self.base_url == OPENAI_BASE_URL:  # a setup error: stop the run, do not fail every item
-                        raise RuntimeError(f"${self.api_key_env} is not set; the OpenAI API needs a key")
+                        raise JudgeStopped(f"${self.api_key_env} is not set; the OpenAI API needs a key")
                     log.info("$%s is not set: sending no key to %s", self.api_key_env, self.public_url)
                     key = NO_KEY
-                self._client = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+                extra: dict[str, Any] = {}
+                if self._secret_url != self.public_url:
+                    from metric_plugins.judge.backends.url_credentials import credentials_client
+
+                    extra["http_client"] = credentials_client(self._secret_url, self.timeout)
+                self._client = openai.OpenAI(
+                    api_key=key, base_url=self.public_url, timeout=self.timeout, max_retries=0, **extra
+                )
             return self._client
 
     def complete(self, messages: Sequence[Message], sampling: Sampling) -> Reply:
         import openai
-        from openai.types.chat import ChatCompletion
 
         client = self._get_client()
         try:
-            response = client.chat.completions.create(
-                model=self.model, messages=[_to_openai(m) for m in messages], **_sampling_kwargs(sampling)
+            response = client.post(
+                "/chat/completions", body=_request_body(self.model, messages, sampling), cast_to=http_module().Response
             )
+            body = response.json()
         except openai.APIStatusError as error:
             status = error.status_code
             if status == 429 or status >= 500:
@@ -104,19 +142,70 @@ class OpenAIChatBackend:
                 ) from None
             message = f"HTTP {status} from {self.public_url}: {_error_message(error)}"
             raise RequestRejected(message, status=status) from None
-        except openai.APITimeoutError:
-            raise TransientError(f"timed out after {self.timeout}s waiting for {self.public_url}") from None
+        except openai.APITimeoutError as error:
+            raise TransientError(
+                f"timed out after {self.timeout}s waiting for {self.public_url}", unreachable=_no_connection(error)
+            ) from None
         except openai.APIConnectionError as error:
-            raise TransientError(f"connection to {self.public_url} failed: {_cause(error)}") from None
-        except (ValueError, openai.APIResponseValidationError) as error:  # a body that is not a valid completion
+            raise TransientError(
+                f"connection to {self.public_url} failed: {_cause(error)}", unreachable=_no_connection(error)
+            ) from None
+        except ValueError as error:  # a 200 whose body is not JSON
             raise TransientError(f"malformed response body from {self.public_url}: {type(error).__name__}") from None
-        if not isinstance(response, ChatCompletion) or not response.choices:
-            raise TransientError(f"malformed response from {self.public_url}: not a chat completion")
-        usage = response.usage
-        return Reply(
-            text=response.choices[0].message.content or "",
-            usage=Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else Usage(),
-        )
+        return read_completion(body, self.public_url)
+
+
+def read_completion(body: Any, source: str = "the endpoint") -> Reply:
+    """The reply text and usage of a chat-completion JSON body, or a `TransientError` saying what is wrong.
+
+    Accepted: ``choices[0].message.content`` as a string, null (an empty reply, which then does
+    not parse and is re-asked), or a list of content parts, whose ``text`` parts are joined
+    (some OpenAI-compatible servers send ``[{"type": "text", "text": "..."}]``); ``usage``
+    absent, null or an object of token counts. Anything else is not a chat completion.
+    """
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise _malformed(source, "no list of choices")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(message, dict):
+        raise _malformed(source, "choices[0] has no message object")
+    text = _content_text(message.get("content"))
+    if text is None:
+        raise _malformed(source, f"message content is {type(message.get('content')).__name__}, not text")
+    usage = _usage(body.get("usage"))
+    if usage is None:
+        raise _malformed(source, f"usage is {type(body.get('usage')).__name__}, not token counts")
+    return Reply(text, usage)
+
+
+def _content_text(content: Any) -> str | None:
+    """A message's text: a string, null as "", or the text parts of a content list; None when it is none of these."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list) or not all(isinstance(part, dict) for part in content):
+        return None
+    texts = [part.get("text") for part in content if part.get("type") == "text"]
+    if not all(isinstance(text, str) for text in texts):
+        return None
+    return "".join(texts)
+
+
+def _usage(usage: Any) -> Usage | None:
+    """Token counts from ``usage`` (missing counts are 0), or None when it is not an object of counts."""
+    if usage is None:
+        return Usage()
+    if not isinstance(usage, dict):
+        return None
+    counts = [usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+        return None
+    return Usage(*counts)
+
+
+def _malformed(source: str, what: str) -> TransientError:
+    return TransientError(f"malformed response from {source}: not a chat completion ({what})")
 
 
 def public_url(url: str) -> str:
@@ -134,17 +223,22 @@ def _to_openai(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": images + text if message.images_first else text + images}
 
 
-def _sampling_kwargs(sampling: Sampling) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"temperature": sampling.temperature, "max_tokens": sampling.max_tokens}
+def _request_body(model: str, messages: Sequence[Message], sampling: Sampling) -> dict[str, Any]:
+    """The chat-completions request: model, turns, sampling; `sampling.extra` as extra top-level fields."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [_to_openai(m) for m in messages],
+        "temperature": sampling.temperature,
+        "max_tokens": sampling.max_tokens,
+    }
     if sampling.top_p is not None:
-        kwargs["top_p"] = sampling.top_p
+        body["top_p"] = sampling.top_p
     if sampling.seed is not None:
-        kwargs["seed"] = sampling.seed
+        body["seed"] = sampling.seed
     if sampling.stop:
-        kwargs["stop"] = list(sampling.stop)
-    if sampling.extra:
-        kwargs["extra_body"] = dict(sampling.extra)
-    return kwargs
+        body["stop"] = list(sampling.stop)
+    body.update(sampling.extra)
+    return body
 
 
 def _error_message(error: Any) -> str:
@@ -156,6 +250,12 @@ def _error_message(error: Any) -> str:
         if message:
             return str(message)[:200]
     return type(error).__name__
+
+
+def _no_connection(error: BaseException) -> bool:
+    """True when the request never reached a server (refused, unresolvable, connect timeout)."""
+    http = http_module()
+    return isinstance(error.__cause__, (http.ConnectError, http.ConnectTimeout))
 
 
 def _cause(error: BaseException) -> str:

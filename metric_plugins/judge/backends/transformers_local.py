@@ -79,6 +79,11 @@ class TransformersBackend:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, _loaded=None, _lock=threading.Lock())
 
+    def prepare(self) -> None:
+        """Load the model now (in the calling thread), so a run reports loading apart from judging."""
+        with self._lock:
+            self._load()
+
     def _load(self) -> tuple[Any, Any]:
         """(processor or tokenizer, model), loaded once."""
         if self._loaded is None:
