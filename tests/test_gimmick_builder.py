@@ -633,3 +633,30 @@ def test_jsonl_image_values_of_the_wrong_kind_are_bad_records(
     (tmp_path / "s.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
     with pytest.raises(GimmickRecordError, match=f":1: sivqa row 0 .*field '{re.escape(field)}' {problem}"):
         build(tmp_path / "out", sivqa=tmp_path / "s.jsonl")
+
+
+def test_release_media_paths_cannot_leave_the_release_folder(tmp_path: Path) -> None:
+    """A tampered release must not make the builder embed (and publish) other files of the machine."""
+    from arab_mm_tasks.testing.synthetic import image_bytes, make_image
+    from dataset_builders.gimmick.source import image_value, video_value
+
+    release, private = tmp_path / "release", tmp_path / "private.png"
+    release.mkdir()
+    private.write_bytes(image_bytes(make_image("private")))
+    (release / "ok.png").write_bytes(image_bytes(make_image("ok")))
+    (release / "link.png").symlink_to(private)
+    assert image_value("ok.png", base_dir=release, record="r", field="ich_image")["path"] == "ok.png"
+    refused = {
+        "../private.png": "points outside the release's folder",
+        "sub/../../private.png": "points outside the release's folder",
+        "link.png": "points outside the release's folder",  # a link out of the folder is followed, then refused
+        str(private): "is the absolute path",
+        "~/private.png": "does not exist",  # '~' is a folder name inside the release, never the home folder
+    }
+    for path, problem in refused.items():
+        with pytest.raises(GimmickRecordError, match=re.escape(problem)):
+            image_value({"bytes": None, "path": path}, base_dir=release, record="r", field="ich_image")
+    with pytest.raises(GimmickRecordError, match="points outside the release's folder"):
+        video_value("../clip.mp4", videos_dir=None, base_dir=release, record="r")
+    with pytest.raises(GimmickRecordError, match=r"names the clip '/nowhere/clip.mp4', which does not exist"):
+        video_value("/nowhere/clip.mp4", videos_dir=None, base_dir=release, record="r")  # the vvqa loader's form

@@ -219,9 +219,25 @@ def extra_columns(
 # ---------------------------------------------------------------------------- media
 
 
-def _resolve(path: str, base_dir: Path | None) -> Path:
-    candidate = Path(path).expanduser()
-    return candidate if candidate.is_absolute() or base_dir is None else base_dir / candidate
+def _resolve(path: str, base_dir: Path | None, *, record: str, field: str, absolute_ok: bool = False) -> Path:
+    """A media path of a release, kept inside the release's folder.
+
+    A tampered release must not make the builder read, embed and publish other files of the machine
+    (``../../home/me/photo.jpg``, ``/etc/...``): a relative path must stay in `base_dir`, and an
+    absolute one is taken only where the authors' format writes them (the vvqa loader's ``video_fn``).
+    ``~`` is not expanded: in a release it is a folder name like any other.
+    """
+    candidate = Path(path)
+    if candidate.is_absolute():
+        if absolute_ok:
+            return candidate
+        raise GimmickRecordError(record, field, f"is the absolute path {path!r:.200}; give it relative to the release")
+    if base_dir is None:
+        raise GimmickRecordError(record, field, f"is the relative path {path!r:.200}, but the source has no folder")
+    file = (base_dir / candidate).resolve()
+    if not file.is_relative_to(base_dir.resolve()):
+        raise GimmickRecordError(record, field, f"{path!r:.200} points outside the release's folder")
+    return file
 
 
 def _is_file(file: Path) -> bool:
@@ -247,7 +263,7 @@ def image_value(value: Any, *, base_dir: Path | None, record: str, field: str) -
         raise GimmickRecordError(record, f"{field}.path", f"is {value['path']!r:.80}, not a file name")
     elif isinstance(value, str) or (isinstance(value, dict) and value.get("bytes") is None and value.get("path")):
         path = value if isinstance(value, str) else value["path"]
-        file = _resolve(path, base_dir)
+        file = _resolve(path, base_dir, record=record, field=field)
         if not _is_file(file):
             raise GimmickRecordError(record, field, f"names the image file {path!r:.200}, which does not exist")
         raw, name = file.read_bytes(), os.path.basename(path)
@@ -266,7 +282,10 @@ def video_value(video_fn: Any, *, videos_dir: Path | None, base_dir: Path | None
     if not isinstance(video_fn, str) or not video_fn.strip():
         raise GimmickRecordError(record, "video_fn", f"is {video_fn!r}, expected the clip's file path")
     name = os.path.basename(video_fn.replace("\\", "/"))
-    file = videos_dir / name if videos_dir is not None else _resolve(video_fn, base_dir)
+    if videos_dir is not None:  # the basename only: it cannot leave videos_dir
+        file = videos_dir / name
+    else:
+        file = _resolve(video_fn, base_dir, record=record, field="video_fn", absolute_ok=True)
     if not _is_file(file):
         raise GimmickRecordError(record, "video_fn", f"names the clip {video_fn!r:.200}, which does not exist ({file})")
     raw = file.read_bytes()
