@@ -660,3 +660,16 @@ def test_release_media_paths_cannot_leave_the_release_folder(tmp_path: Path) -> 
         video_value("../clip.mp4", videos_dir=None, base_dir=release, record="r")
     with pytest.raises(GimmickRecordError, match=r"names the clip '/nowhere/clip.mp4', which does not exist"):
         video_value("/nowhere/clip.mp4", videos_dir=None, base_dir=release, record="r")  # the vvqa loader's form
+
+
+def test_a_truncated_clip_is_a_bad_record_not_a_shorter_video(tmp_path: Path) -> None:
+    """An index-first mp4 cut short still opens; the builder must refuse it, naming the record."""
+    from arab_mm_tasks.testing.synthetic import index_first, write_clip
+    from dataset_builders.gimmick.source import video_value
+
+    clip = index_first(write_clip(seconds=10, size=(96, 64), detail=False))
+    (tmp_path / "whole.mp4").write_bytes(clip)
+    (tmp_path / "cut.mp4").write_bytes(clip[: len(clip) * 8 // 10])
+    assert video_value("whole.mp4", videos_dir=None, base_dir=tmp_path, record="vvqa row 3")["bytes"] == clip
+    with pytest.raises(GimmickRecordError, match=r"^vvqa row 3: field 'video_fn' is truncated: its index promises 250"):
+        video_value("cut.mp4", videos_dir=None, base_dir=tmp_path, record="vvqa row 3")

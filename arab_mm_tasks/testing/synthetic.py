@@ -13,6 +13,7 @@ and decoder do realistic work; without it a clip of flat blocks decodes unrealis
 from __future__ import annotations
 
 import io
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 
@@ -121,6 +122,25 @@ def write_clip(
     if path is not None:
         Path(path).write_bytes(data)
     return data
+
+
+def index_first(mp4: bytes) -> bytes:
+    """The same clip remuxed with its index (``moov``) before the media data, as streaming sites serve it.
+
+    Such a file still opens when cut short, which is what makes truncation hard to notice.
+    """
+    with tempfile.TemporaryDirectory() as folder:  # faststart rewrites the file, so it needs a real one
+        out = Path(folder) / "clip.mp4"
+        with (
+            av.open(io.BytesIO(mp4)) as source,
+            av.open(str(out), "w", format="mp4", options={"movflags": "faststart"}) as target,
+        ):
+            video = target.add_stream_from_template(source.streams.video[0])
+            for packet in source.demux(source.streams.video[0]):
+                if packet.dts is not None:  # the final empty packet only flushes a decoder
+                    packet.stream = video
+                    target.mux(packet)
+        return out.read_bytes()
 
 
 def make_image(text_or_seed: str | int, size: tuple[int, int] = (64, 64)) -> Image.Image:
