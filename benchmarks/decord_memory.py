@@ -49,7 +49,10 @@ def main() -> None:
     if args.mode:
         print(json.dumps(run_mode(args.mode, args.clips)))
         return
-    print(f"decord, {args.clips} distinct 10 s 640x360 textured clips at 1 fps; peak RSS (MB); load {os.getloadavg()[0]:.2f}")
+    print(
+        f"decord, {args.clips} distinct 10 s 640x360 textured clips at 1 fps; "
+        f"peak RSS (MB); load {os.getloadavg()[0]:.2f}"
+    )
     for mode in ("buffer", "path"):
         out = subprocess.run([sys.executable, __file__, "--clips", str(args.clips), "--mode", mode],
                              capture_output=True, text=True, check=True)  # fmt: skip

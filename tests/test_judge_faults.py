@@ -25,7 +25,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import metric_plugins
 from arab_mm_tasks.core import judging
 from metric_plugins.judge import (
     GIMMICK_CKQA,
@@ -44,7 +43,7 @@ from metric_plugins.judge.loopback import MALFORMED, LoopbackServer
 
 FAST_RETRY = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
 TOKEN = "tok-SECRET-4242"
-REPO = Path(metric_plugins.__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[1]  # the checkout (the package itself may be the installed copy)
 
 
 @pytest.fixture()
