@@ -83,6 +83,13 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from arab_mm_tasks.cli.catalogue import render_catalogue
     from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR, drift, write_tree
 
+    if args.benchmark:  # one benchmark's YAML (your own, named in ARAB_MM_TASKS_EXTRA_BENCHMARKS) for --include_path
+        from arab_mm_tasks.core.registry import get_benchmark
+
+        bench = get_benchmark(args.benchmark)
+        out = Path(args.out or "lm_eval_tasks")
+        print(f"wrote {len(write_tree(out, bench.tasks, bench.families))} lm-eval YAML files under {out}")
+        return 0
     catalogue_path = Path(args.docs_dir) / "tasks.md"
     if args.check:
         stale = [str(TASKS_DIR / rel) for rel in drift()]
@@ -197,6 +204,8 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("generate", help="regenerate lm-eval's YAML task tree and docs/tasks.md from the specs")
     s.add_argument("--check", action="store_true", help="only report files that are out of date (exit 1)")
     s.add_argument("--docs-dir", default="docs", help="where tasks.md goes (default: ./docs)")
+    s.add_argument("--benchmark", help="write only this benchmark's YAML (e.g. one of your own) into --out")
+    s.add_argument("--out", help="with --benchmark: the folder to write (default: ./lm_eval_tasks)")
     s.set_defaults(func=_cmd_generate)
 
     s = sub.add_parser("breakdown", help="accuracy by document fields from lm-eval samples or lighteval details")

@@ -2,11 +2,16 @@
 
 `BENCHMARK_PACKAGES` is the one list of benchmarks: each package defines ``BENCHMARK`` (a
 `arab_mm_tasks.core.benchmark.Benchmark`). Adding a benchmark adds one line here.
+
+Packages named in ``ARAB_MM_TASKS_EXTRA_BENCHMARKS`` (comma-separated, importable) are added
+after them: a benchmark of your own, or the test suite's, runs through the same adapters
+without editing this package (lm-eval finds its YAML through ``--include_path``).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 from functools import cache
 
 from arab_mm_tasks.core.benchmark import Benchmark
@@ -18,13 +23,24 @@ BENCHMARK_PACKAGES: tuple[str, ...] = (
 )
 
 
+EXTRA_BENCHMARKS_VARIABLE = "ARAB_MM_TASKS_EXTRA_BENCHMARKS"
+
+
+def benchmark_packages() -> tuple[str, ...]:
+    """The packages declaring benchmarks: ours, then any named in ``ARAB_MM_TASKS_EXTRA_BENCHMARKS``."""
+    extra = [name.strip() for name in os.environ.get(EXTRA_BENCHMARKS_VARIABLE, "").split(",") if name.strip()]
+    return (*BENCHMARK_PACKAGES, *extra)
+
+
 @cache
 def all_benchmarks() -> dict[str, Benchmark]:
     benchmarks: dict[str, Benchmark] = {}
-    for package in BENCHMARK_PACKAGES:
+    for package in benchmark_packages():
         benchmark: Benchmark = importlib.import_module(package).BENCHMARK
         if benchmark.name != package.rpartition(".")[2]:  # one name for its package, builder, cache and options
             raise ValueError(f"{package} declares benchmark {benchmark.name!r}; name the package after it")
+        if benchmark.name in benchmarks:
+            raise ValueError(f"{package} declares benchmark {benchmark.name!r}, which is already declared")
         benchmarks[benchmark.name] = benchmark
     return benchmarks
 

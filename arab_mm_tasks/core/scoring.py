@@ -14,12 +14,22 @@ A judged metric's value starts as ``{"score": None, "regions": [...], "judge": {
 through the judge's cache, `arab_mm_tasks.core.judging`) and writes the score and the judgement's
 status into it; the value is the same object under every name of the metric, so the per-region
 aggregations and the harness's saved samples see the scores too.
+
+Batched and corpus metrics work the same way. A batched metric's value carries
+``{"batch": {"scorer": "module:function", "prediction": ..., "reference": ...}}`` and the first
+aggregation scores every pending value of the run in one call per scorer (an encoder loads once
+and sees the whole run, length-sorted). A corpus metric's value carries ``"corpus"`` instead and
+never gets a score of its own: each aggregation computes the corpus score over its samples (all
+of them, one region's, or each region's for the macro mean).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import importlib
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from arab_mm_tasks.core.spec import RecordError, TaskSpec
@@ -47,6 +57,10 @@ def score_prediction(spec: TaskSpec, prediction: str, target: str, regions: list
         value: SampleScore = {"score": None, "regions": regions}
         if metric.judge_prompt and metric.judge_fields:
             value["judge"] = {"prompt": metric.judge_prompt, "fields": metric.judge_fields(prediction, target)}
+        elif metric.batch:
+            value["batch"] = {"scorer": metric.batch, "prediction": prediction, "reference": target}
+        elif metric.corpus:
+            value["corpus"] = {"scorer": metric.corpus, "prediction": prediction, "reference": target}
         elif metric.score:
             value["score"] = metric.score(prediction, target)
         values.update(dict.fromkeys(metric.names(spec.regions), value))  # one object under all its names
@@ -64,7 +78,7 @@ def aggregation_kind(spec: TaskSpec, name: str) -> str:
     for metric in spec.generative_metrics:
         if name == metric.name:
             return metric.overall
-        if metric.judge_prompt and name == f"{metric.name}_unscored":
+        if (metric.judge_prompt or metric.batch) and name == f"{metric.name}_unscored":
             return "unscored"
         if metric.by_region and name.startswith(f"{metric.name}_"):
             region = name.removeprefix(f"{metric.name}_")
@@ -75,7 +89,42 @@ def aggregation_kind(spec: TaskSpec, name: str) -> str:
 
 def _items(values: Sequence[SampleScore]) -> list[Item]:
     judge_pending(values)
+    score_pending_batches(values)
     return [(value["score"], value["regions"]) for value in values]
+
+
+@cache
+def scorer(path: str) -> Callable[..., Any]:
+    """The function a ``"module:function"`` path names (a batched or corpus metric's scorer)."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _finite(score: float) -> float | None:
+    """A scorer's NaN means "no score for this sample": left out of the means, counted like an invalid judgement."""
+    return None if score is None or math.isnan(score) else float(score)
+
+
+def score_pending_batches(values: Sequence[SampleScore]) -> None:
+    """Score the batched values not scored yet, in place: one call per scorer over all of them."""
+    pending = [v for v in values if "batch" in v and "batch_scored" not in v]
+    for path in sorted({v["batch"]["scorer"] for v in pending}):
+        group = [v for v in pending if v["batch"]["scorer"] == path]
+        scores = scorer(path)([v["batch"]["prediction"] for v in group], [v["batch"]["reference"] for v in group])
+        if len(scores) != len(group):
+            raise RuntimeError(f"scorer {path} returned {len(scores)} scores for {len(group)} samples")
+        for value, score in zip(group, scores, strict=True):
+            value["score"] = _finite(score)
+            value["batch_scored"] = True
+
+
+def corpus_score(values: Sequence[SampleScore], region: str | None = None) -> float:
+    """A corpus metric over its values (only those of `region` when given); NaN when there are none."""
+    chosen = [v["corpus"] for v in values if region is None or region in v["regions"]]
+    if not chosen:
+        return math.nan
+    (path,) = {c["scorer"] for c in chosen}  # one metric's values share one scorer
+    return float(scorer(path)([c["prediction"] for c in chosen], [c["reference"] for c in chosen]))
 
 
 def judge_pending(values: Sequence[SampleScore]) -> None:
@@ -98,6 +147,8 @@ class Aggregator:
         return f"aggregate_{self.kind}"
 
     def __call__(self, values: Sequence[SampleScore]) -> float:
+        if values and all("corpus" in value for value in values):
+            return self._corpus(values)
         items = _items(values)
         if self.kind == "micro":
             return micro_mean(items)
@@ -107,6 +158,18 @@ class Aggregator:
         if self.kind == "unscored":
             return float(unscored(items))
         return region_mean(items, self.kind.removeprefix("region_"))
+
+    def _corpus(self, values: Sequence[SampleScore]) -> float:
+        if self.kind == "micro":
+            return corpus_score(values)
+        if self.kind == "macro":
+            regions = sorted({region for value in values for region in value["regions"]})
+            means = [corpus_score(values, region) for region in regions]
+            means = [m for m in means if not math.isnan(m)]
+            return sum(means) / len(means) if means else math.nan
+        if self.kind == "unscored":
+            return 0.0  # a corpus score has no per-sample failures
+        return corpus_score(values, self.kind.removeprefix("region_"))
 
 
 def aggregator(kind: str) -> Aggregator:

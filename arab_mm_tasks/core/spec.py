@@ -78,13 +78,27 @@ class Generation:
 class GenerativeMetric:
     """A metric of generated answers: one score per sample, averaged overall and per region.
 
-    ``score(prediction, target)`` gives a sample's score. A judged metric has no `score`: it names
-    a judge prompt (`metric_plugins.judge.prompts`) and ``judge_fields(prediction, target)`` fills
-    its template; the judge scores every sample of a run at aggregation time, concurrently and
-    cached, and the harness also reports ``<name>_unscored`` (invalid or failed judgements, left
-    out of the mean). ``overall`` picks the overall average: "micro" (over samples) or "macro"
-    (mean of the region means, see `metric_plugins.region_aggregation`). With ``by_region`` the
-    harness also reports ``<name>_<region>`` for each region of the task.
+    A metric is scored one of four ways (give exactly one):
+
+    - ``score(prediction, target)``: a sample's score, computed as the sample is processed.
+    - ``batch``: ``"module:function"`` of ``f(predictions, references) -> list[float]``, called
+      once at aggregation time on every sample of the run (encoder metrics: one batched,
+      length-sorted pass instead of one model call per sample).
+    - ``corpus``: ``"module:function"`` of ``f(predictions, references) -> float``, a corpus-level
+      score (corpus BLEU): computed over all samples, and over each region's samples for the
+      per-region names. The samples keep no score of their own.
+    - ``judge_prompt`` + ``judge_fields(prediction, target)``: a judge prompt
+      (`metric_plugins.judge.prompts`) whose template the fields fill; the judge scores every
+      sample of a run at aggregation time, concurrently and cached, and the harness also reports
+      ``<name>_unscored`` (invalid or failed judgements, left out of the mean).
+
+    `batch` and `corpus` are import paths, not functions, because they travel inside the
+    per-sample values the harnesses save and pickle. A batched scorer returns NaN for a sample it
+    cannot score (ALDi on a caption with no Arabic left); like a judged metric, the harness then
+    also reports ``<name>_unscored``. ``overall`` picks the overall average:
+    "micro" (over samples) or "macro" (mean of the region means, see
+    `metric_plugins.region_aggregation`). With ``by_region`` the harness also reports
+    ``<name>_<region>`` for each region of the task.
     """
 
     name: str
@@ -94,18 +108,25 @@ class GenerativeMetric:
     description: str = ""
     judge_prompt: str | None = None
     judge_fields: Callable[[str, str], dict[str, str]] | None = None
+    batch: str | None = None
+    corpus: str | None = None
 
     def names(self, regions: tuple[str, ...]) -> list[str]:
         """The names a harness reports it under: overall, per region, and a judged metric's unscored count."""
         per_region = [f"{self.name}_{region}" for region in regions] if self.by_region else []
-        unscored = [f"{self.name}_unscored"] if self.judge_prompt else []
+        unscored = [f"{self.name}_unscored"] if self.judge_prompt or self.batch else []
         return [self.name, *per_region, *unscored]
 
     def __post_init__(self) -> None:
-        if (self.score is None) == (self.judge_prompt is None) or (self.judge_prompt is None) != (
-            self.judge_fields is None
-        ):
-            raise ValueError(f"metric {self.name}: give either `score` or `judge_prompt` with `judge_fields`")
+        ways = [self.score, self.judge_prompt, self.batch, self.corpus]
+        if sum(way is not None for way in ways) != 1 or (self.judge_prompt is None) != (self.judge_fields is None):
+            raise ValueError(
+                f"metric {self.name}: give exactly one of `score`, `batch`, `corpus` "
+                "or `judge_prompt` with `judge_fields`"
+            )
+        for path in (self.batch, self.corpus):
+            if path is not None and not re.fullmatch(r"[\w.]+:\w+", path):
+                raise ValueError(f"metric {self.name}: {path!r} is not a 'module:function' path")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ offline and works around lighteval 0.13's bugs. Stock lighteval also works where
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from lighteval.metrics.dynamic_metrics import LogLikelihoodAccMetric
@@ -39,7 +40,7 @@ from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc, SamplingMethod
 
 from arab_mm_tasks.core.registry import all_specs
-from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
+from arab_mm_tasks.core.scoring import Aggregator, aggregation_kind, aggregator, sample_regions, score_prediction
 from arab_mm_tasks.core.sources import DatasetSource
 from arab_mm_tasks.core.spec import Subset, TaskSpec, without_image_placeholders
 
@@ -98,14 +99,40 @@ class GenerativeScores(SampleLevelComputation):
         return f"GenerativeScores({self.spec.name}, v{self.spec.version})"
 
 
+@dataclass(frozen=True)
+class CorpusAggregation:
+    """A corpus metric's aggregation, answered as ``{name: score}``.
+
+    lighteval bootstraps the stderr of every aggregation not named *mean* (1,000 resamples), which
+    for a corpus score means 1,000 corpus computations; a dict answer is its documented way to
+    report a corpus score without one.
+    """
+
+    name: str
+    aggregate: Aggregator
+
+    @property
+    def __name__(self) -> str:
+        return f"corpus_{self.aggregate.kind}"
+
+    def __call__(self, values: list[dict[str, Any]]) -> dict[str, float]:
+        return {self.name: self.aggregate(values)}
+
+
 def generative_metric(spec: TaskSpec) -> SampleLevelMetricGrouping:
     names = spec.metric_names()
+    corpus_names = {n for m in spec.generative_metrics if m.corpus for n in m.names(spec.regions)}
+
+    def aggregation(name: str) -> Aggregator | CorpusAggregation:
+        aggregate = aggregator(aggregation_kind(spec, name))
+        return CorpusAggregation(name, aggregate) if name in corpus_names else aggregate
+
     return SampleLevelMetricGrouping(
         metric_name=names,
         higher_is_better=dict.fromkeys(names, True),
         category=SamplingMethod.GENERATIVE,
         sample_level_fn=GenerativeScores(spec),
-        corpus_level_fn={name: aggregator(aggregation_kind(spec, name)) for name in names},
+        corpus_level_fn={name: aggregation(name) for name in names},
     )
 
 

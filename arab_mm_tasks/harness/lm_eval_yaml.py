@@ -18,6 +18,7 @@ group file ``gimmick/_gimmick_coqa_c.yaml``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
@@ -165,21 +166,27 @@ def spec_files(spec: TaskSpec) -> dict[str, dict]:
     return files
 
 
-def render_tree() -> dict[str, str]:
-    """Relative path -> file text for every spec."""
+def render_tree(specs: Iterable[TaskSpec] | None = None, families: Iterable[Family] | None = None) -> dict[str, str]:
+    """Relative path -> file text for every spec and family (default: all of this package's)."""
     tree: dict[str, str] = {}
-    for spec in all_specs().values():
+    for spec in all_specs().values() if specs is None else specs:
         for path, data in spec_files(spec).items():
             tree[path] = _dump(data, spec.benchmark)  # the spec module is named after its benchmark
-    for family in all_families().values():
+    for family in all_families().values() if families is None else families:
         path, data = family_file(family)
         tree[path] = _dump(data, path.split("/")[0])
     return tree
 
 
-def write_tree(out_dir: Path = TASKS_DIR) -> list[Path]:
-    """(Re)write the tree, removing generated files that no spec produces any more."""
-    tree = render_tree()
+def write_tree(
+    out_dir: Path = TASKS_DIR, specs: Iterable[TaskSpec] | None = None, families: Iterable[Family] | None = None
+) -> list[Path]:
+    """(Re)write the tree, removing generated files that no spec produces any more.
+
+    With `specs` (and `families`) only those are written: the YAML of a benchmark of your own, for
+    lm-eval's ``--include_path``.
+    """
+    tree = render_tree(specs, families)
     for old in sorted(out_dir.rglob("*yaml")) if out_dir.exists() else []:
         if old.relative_to(out_dir).as_posix() not in tree:
             old.unlink()
