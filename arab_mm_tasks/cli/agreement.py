@@ -142,7 +142,7 @@ def load_table(paths: list[Path], id_column: str, numeric: list[str], humans: se
         only = [[key for key in a if key not in b] for a, b in (indexes, indexes[::-1])]
         parts = [
             f"{len(keys)} only in {rows.path} (e.g. {', '.join(map(repr, keys[:3]))})"
-            for keys, rows in zip(only, files)
+            for keys, rows in zip(only, files, strict=True)
             if keys
         ]
         raise AgreementInputError(f"mismatched item ids: {'; '.join(parts)}")
@@ -239,9 +239,10 @@ def _render(title: str, header: list[str], rows: list[list[str]], markdown: bool
         lines = [f"**{title}**", "", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in rows]
         return "\n".join(lines)
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
-    lines = [title, "  ".join(cell.ljust(width) for cell, width in zip(header, widths)).rstrip()]
-    lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+    lines = [title] + [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [header, *rows]
+    ]
     return "\n".join(lines)
 
 
