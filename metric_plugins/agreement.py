@@ -237,3 +237,73 @@ def krippendorff_alpha(ratings: Sequence[Sequence[float]] | np.ndarray, *, level
         raise ValueError(f"every rating is {values[0]:g}: Krippendorff's alpha is undefined (no variation)")
     # The package wants raters x items ("reliability data": one row per coder).
     return float(krippendorff.alpha(reliability_data=table.T, level_of_measurement=level))
+
+
+def human_consensus(human_ratings: Sequence[float | Sequence[float | None] | None]) -> np.ndarray:
+    """Per item, the mean of the ratings it has (Pearl's "consensus human ratings (averaged across
+    the four annotators)", L154). One number per item is taken as is; None/NaN is a missing rating.
+    An item with no rating at all is an error naming its index.
+    """
+    table = _ratings_table(human_ratings)
+    unrated = np.flatnonzero(np.isnan(table).all(axis=1))
+    if unrated.size:
+        raise ValueError(f"human_ratings[{unrated[0]}]: no rating")
+    return np.nanmean(table, axis=1)
+
+
+def _ratings_table(human_ratings: Sequence[float | Sequence[float | None] | None]) -> np.ndarray:
+    """Items x annotators from one rating per item or one list per item (all lists the same length)."""
+    rows = [row if isinstance(row, (list, tuple, np.ndarray)) else [row] for row in human_ratings]
+    widths = {len(row) for row in rows}
+    if len(widths) > 1:
+        raise ValueError(f"human_ratings: every item needs the same number of annotators, got {sorted(widths)}")
+    return _matrix([[math.nan if value is None else value for value in row] for row in rows])
+
+
+def judge_agreement(
+    scores: Sequence[float],
+    human_ratings: Sequence[float | Sequence[float | None] | None],
+    *,
+    level: Level = "interval",
+    confidence: float = 0.95,
+    missing: Literal["error", "drop"] = "error",
+) -> dict[str, float]:
+    """All three statistics for one judge (or metric) against human ratings, on the papers' scales.
+
+    `scores` holds one score per item; `human_ratings` one rating per item or, for several
+    annotators, one list per item (None = not rated). Returns:
+
+    - ``kendall_tau_c`` (x100, JEEM) and its ``kendall_tau_c_pvalue``, against the human consensus;
+    - ``icc3_1`` with ``icc3_1_ci_low``/``icc3_1_ci_high`` (raw, Pearl): the judge vs the consensus;
+    - ``krippendorff_alpha`` (x100, ARB): the annotators plus the judge as one more rater;
+    - with two or more annotators, the humans alone: ``icc3_1_humans``, ``icc3_k_humans`` (each
+      with its CI) and ``krippendorff_alpha_humans`` (x100).
+
+    ICC and alpha compare values, so they only mean something when the judge rates on the humans' scale.
+
+    >>> result = judge_agreement([4, 2, 5, 3], [[4, 5], [2, 2], [5, 4], [3, 3]])
+    >>> result["kendall_tau_c"], round(result["icc3_1"], 3)
+    (93.75, 0.947)
+    """
+    judge = _vector(scores, "scores")
+    humans = _ratings_table(human_ratings)
+    if judge.size != humans.shape[0]:
+        raise ValueError(f"scores has {judge.size} items but human_ratings has {humans.shape[0]}")
+    target = human_consensus(human_ratings)
+    tau = kendall_tau_c(judge, target)
+    pair, _ = icc3(np.column_stack([judge, target]), confidence=confidence)
+    alpha = krippendorff_alpha(np.column_stack([humans, judge]), level=level)
+    result = {
+        "kendall_tau_c": x100(tau.value),
+        "kendall_tau_c_pvalue": tau.pvalue,
+        "icc3_1": pair.value,
+        "icc3_1_ci_low": pair.ci_low,
+        "icc3_1_ci_high": pair.ci_high,
+        "krippendorff_alpha": x100(alpha),
+    }
+    if humans.shape[1] >= 2:
+        single, average = icc3(humans, confidence=confidence, missing=missing)
+        for name, icc in (("icc3_1_humans", single), ("icc3_k_humans", average)):
+            result.update({name: icc.value, f"{name}_ci_low": icc.ci_low, f"{name}_ci_high": icc.ci_high})
+        result["krippendorff_alpha_humans"] = x100(krippendorff_alpha(humans, level=level))
+    return result
