@@ -264,7 +264,9 @@ def test_cli_missing_human_rating_refused_for_icc_then_dropped_on_request(tmp_pa
     assert main([*args, "--icc-missing", "drop"]) == 0
     out = capsys.readouterr().out
     assert "humans, single rater         ICC(3,1) = 0.715  [0.34, 0.95]  11.03  5, 15  0.00013  6 (1 dropped)" in out
-    assert "humans          " in out and "  7" in out  # alpha keeps the item: 7 pairable items
+    # Alpha keeps item g (three ratings, still pairable): 7 items.
+    alpha = x100(krippendorff_alpha([*SHROUT_FLEISS, [5, NAN, 3, 4]]))
+    assert f"humans          {alpha:.2f}  7" in out.splitlines()
 
 
 @pytest.mark.parametrize(

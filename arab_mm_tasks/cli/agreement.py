@@ -300,7 +300,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--humans", required=True, help="comma-separated human rating columns (one per annotator)")
     s.add_argument("--metrics", help="comma-separated metric columns (any scale: tau-c only)")
     s.add_argument("--judges", help="comma-separated judge columns on the humans' scale (tau-c, ICC and alpha)")
-    s.add_argument("--level", default="interval", choices=["nominal", "ordinal", "interval", "ratio"])
+    s.add_argument(
+        "--level",
+        default="interval",
+        choices=["nominal", "ordinal", "interval", "ratio"],
+        help="Krippendorff's level of measurement (default: interval, the krippendorff package's; ARB names none)",
+    )
     s.add_argument("--icc-missing", default="error", choices=["error", "drop"], help="items with a missing rating")
     s.add_argument("--human-aggregate", default="mean", choices=["mean", "median"], help="the human consensus")
     s.add_argument("--confidence", type=float, default=0.95, help="ICC confidence level (default 0.95)")
