@@ -172,6 +172,10 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="folder for the judged copies and results_judged.json")
     s.set_defaults(func=_cmd_judge)
 
+    from arab_mm_tasks.cli.agreement import add_parser as add_agreement_parser
+
+    add_agreement_parser(sub)
+
     s = sub.add_parser(
         "build",
         help="build a benchmark's Hub-layout dataset folder from the authors' release "
