@@ -14,6 +14,7 @@ import io
 import json
 from collections.abc import Callable
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -349,3 +350,21 @@ def test_english_prompts_render_exactly_upstreams_text_and_arabic_ones_only_add(
 @pytest.mark.parametrize("module", [dcscore, formula, dcscore_prompts], ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     assert doctest.testmod(module).failed == 0
+
+
+def test_the_evaluate_module_scores_through_the_same_pipeline(tmp_path):
+    import evaluate
+
+    path = Path(__file__).resolve().parents[1] / "metric_plugins" / "evaluate_modules" / "dcscore.py"
+    metric = evaluate.load(str(path))
+    assert metric.description == dcscore.__doc__
+    with ScriptedServer(hand_script) as server:
+        settings = f"base_url={server.url},model=loopback-judge,cache_path={tmp_path / 'judge.sqlite'}"
+        got = metric.compute(predictions=[CANDIDATE], references=[REFERENCE], images=[image((5, 5, 5))], judge=settings)
+        assert server.total == 8
+        with pytest.raises(ValueError, match="needs images"):
+            metric.compute(predictions=[CANDIDATE], references=[REFERENCE], judge=settings)
+    assert {name: got[name] for name in EXPECTED} == pytest.approx(
+        {name: 100 * float(value) for name, value in EXPECTED.items()}, abs=1e-5
+    )
+    assert (got["n_valid"], got["n_invalid"], got["n_failed"]) == (1, 0, 0)
