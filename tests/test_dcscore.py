@@ -119,7 +119,7 @@ EXPECTED["dcscore"] = (EXPECTED["f1"] + EXPECTED["f1_relevant"]) / 2
 
 def hand_script(stage: str, user_text: str, request: dict[str, Any]) -> str | None:
     if stage == "extract":
-        return as_json({CANDIDATE: CANDIDATE_FACTS, REFERENCE: REFERENCE_FACTS}[caption_in(user_text)])
+        return as_json(REFERENCE_FACTS if caption_in(user_text) == REFERENCE else CANDIDATE_FACTS)
     facts = [{k: v for k, v in f.items() if k != "relevance"} for f in CANDIDATE_FACTS]
     if stage == "match":
         return as_json([{**f, "matched_oracle_id": MATCHES[f["fact"]]} for f in facts])
