@@ -17,6 +17,12 @@ from metric_plugins.judge.prompts.gimmick import GIMMICK_CKQA
 
 PINNED = {
     ("gimmick_ckqa", 1): "48189f6290a09f39c4f0f75b5cd36b4c5e159c7b659c411a55a6419eb17416ad",
+    ("dcscore_extract", 1): "dd5229c3643a8ccbe6efb619a75dd9c90c089465f3c3e479b91c9388b83b6776",
+    ("dcscore_match", 1): "bccc27da7237f7abee871a38410347d5931ac096e9561474027064caff75d98d",
+    ("dcscore_verify", 1): "8c777ef0a2682a3af10b045b4abce6d2e22d6b8c18541e2cf647c423fd434d7b",
+    ("dcscore_extract_ar", 1): "1792f8ff846eaa747a12bfecbb626fbe880eace8f6573253ff9d6c2d04b2b1cc",
+    ("dcscore_match_ar", 1): "f6438007e64d1e68f5184ed885b89f329099f11f7f902924ccd3718ee7e0c3c4",
+    ("dcscore_verify_ar", 1): "4112f16c30ff22d14ab3e67be9229e234c39b76d0807ab6a80b64f6af72567c6",
 }
 GIMMICK_SPEC = Path("/work/shared/specs/gimmick.md")
 
