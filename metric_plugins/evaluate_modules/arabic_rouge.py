@@ -1,0 +1,50 @@
+"""`evaluate` wrapper of `metric_plugins.rouge`: its docstring is the card."""
+
+from __future__ import annotations
+
+import datasets
+import evaluate
+
+from metric_plugins import rouge
+from metric_plugins.arabic_text import Normalization
+
+_KWARGS = """
+Args:
+    predictions: generated texts.
+    references: one reference text per prediction.
+    mode: "arabic" (default: Arabic tokenisation and normalisation) or "arb" (ARB's published numbers).
+    measure: "fmeasure" (default), "recall" or "precision".
+    normalization: a dict of `metric_plugins.arabic_text.Normalization` options, e.g. {"ta_marbuta": False}.
+Returns:
+    rouge1, rouge2, rougeL: means over the pairs, x100.
+"""
+
+_CITATION = """\
+@inproceedings{lin2004rouge, title={ROUGE: A Package for Automatic Evaluation of Summaries},
+  author={Lin, Chin-Yew}, booktitle={Text Summarization Branches Out}, year={2004}}
+"""
+
+
+class ArabicRouge(evaluate.Metric):
+    """ROUGE-1/2/L with a tokenizer that keeps Arabic letters."""
+
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=rouge.__doc__,
+            citation=_CITATION,
+            inputs_description=_KWARGS,
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+            ),
+        )
+
+    def _compute(
+        self,
+        predictions: list[str],
+        references: list[str],
+        mode: str = "arabic",
+        measure: str = "fmeasure",
+        normalization: dict | None = None,
+    ) -> dict[str, float]:
+        options = Normalization(**(normalization or {}))
+        return rouge.compute(predictions, references, mode=mode, measure=measure, normalization=options)
