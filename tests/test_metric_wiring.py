@@ -147,9 +147,11 @@ def _expected(predictions: list[str], docs: list[dict]) -> dict[str, float]:
     references = [d["reference"] for d in docs]
     rouge = scorers.rouge_l(predictions, references)
     similarity = scorers.similarity(predictions, references)
+    bertscore = scorers.bertscore_recall(predictions, references)
     expected = {
         "exact": sum(100.0 * (p == r) for p, r in zip(predictions, references, strict=True)) / len(docs),
         "rougeL": sum(rouge) / len(rouge),
+        "bertscore": sum(bertscore) / len(bertscore),
         "bleu": scorers.bleu(predictions, references),
     }
     region_similarity = []

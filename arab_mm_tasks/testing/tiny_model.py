@@ -224,3 +224,37 @@ def arabculture_corpus(records: Iterable[dict]) -> list[str]:
             corpus.append(request.query)
             corpus.extend(request.choices)
     return corpus
+
+
+def build_tiny_bert(
+    out_dir: str | Path, corpus: Iterable[str], *, regression: bool = False, seed: int = 0, layers: int = 4
+) -> Path:
+    """A WordPiece tokenizer trained on `corpus` and a small random BERT: the encoder metrics' test model.
+
+    ``regression=True`` saves a `BertForSequenceClassification` with one output, the shape of the
+    ALDi model (`AMR-KELEG/Sentence-ALDi`); otherwise a `BertModel`, the shape of BERTScore's encoders.
+    """
+    import torch
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import BertConfig, BertForSequenceClassification, BertModel, BertTokenizerFast
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    wordpiece = BertWordPieceTokenizer(lowercase=False, strip_accents=False)
+    wordpiece.train_from_iterator(list(corpus), vocab_size=500, show_progress=False)
+    wordpiece.save_model(str(out))
+    tokenizer = BertTokenizerFast(vocab_file=str(out / "vocab.txt"), do_lower_case=False, model_max_length=128)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        max_position_embeddings=128,
+        num_labels=1,
+    )
+    torch.manual_seed(seed)
+    model = BertForSequenceClassification(config) if regression else BertModel(config)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out

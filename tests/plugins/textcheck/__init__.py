@@ -21,6 +21,7 @@ METRICS = (
     GenerativeMetric("exact", score=lambda prediction, target: 100.0 * (prediction == target), by_region=False),
     GenerativeMetric("rougeL", batch="textcheck.scorers:rouge_l"),
     GenerativeMetric("similarity", batch="textcheck.scorers:similarity", overall="macro"),
+    GenerativeMetric("bertscore", batch="textcheck.scorers:bertscore_recall", by_region=False),
     GenerativeMetric("bleu", corpus="textcheck.scorers:bleu"),
 )
 
