@@ -7,6 +7,7 @@ a user's own benchmark is, and recompute every reported score from the saved gen
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -124,15 +125,40 @@ QA = [
 def textcheck_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The test benchmark's data in the Hub layout our builders write (one config, ``all``)."""
     import datasets
+    from test_dcscore import REFERENCE
 
     folder = tmp_path_factory.mktemp("textcheck")
-    rows = [{"id": f"q{i}", "question": q, "reference": r, "regions": g} for i, (q, r, g) in enumerate(QA)]
+    rows = [
+        {"id": f"q{i}", "question": q, "reference": r, "regions": g, "caption": REFERENCE, "image": _png(i)}
+        for i, (q, r, g) in enumerate(QA)
+    ]
     (folder / "data" / "all").mkdir(parents=True)
-    datasets.Dataset.from_list(rows).to_parquet(folder / "data" / "all" / "test-00000-of-00001.parquet")
+    features = datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            "question": datasets.Value("string"),
+            "reference": datasets.Value("string"),
+            "regions": datasets.Sequence(datasets.Value("string")),
+            "caption": datasets.Value("string"),
+            "image": datasets.Image(),
+        }
+    )
+    datasets.Dataset.from_list(rows, features=features).to_parquet(
+        folder / "data" / "all" / "test-00000-of-00001.parquet"
+    )
     (folder / "README.md").write_text(
         "---\nconfigs:\n- config_name: all\n  data_files:\n  - split: test\n    path: data/all/test-*.parquet\n---\n"
     )
     return folder
+
+
+def _png(seed: int) -> bytes:
+    """A small image of its own colour per row, as PNG bytes."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (24, 16), (40 * seed % 256, 90, 200 - 20 * seed)).save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 @pytest.fixture
@@ -227,3 +253,91 @@ def test_lighteval_reports_the_same_metrics(tmp_path, textcheck_dir, tiny_gimmic
     assert "bleu_stderr" not in results  # a corpus score is not bootstrapped 1,000 times
     assert not math.isnan(results["similarity"])
     assert os.environ.get("ARAB_MM_TASKS_EXTRA_BENCHMARKS") is None  # the plugin stays in the subprocesses
+
+
+# --- DCScore: a batched metric that looks at the image ------------------------------------------
+
+
+@pytest.fixture
+def dcscore_judge(tmp_path):
+    """The loopback judge answering DCScore's stages with test_dcscore's hand-computed case."""
+    from test_dcscore import ScriptedServer, hand_script
+
+    with ScriptedServer(hand_script) as server:
+        yield server, f"model=loopback-judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
+
+
+def _dcscore_expected() -> dict[str, float]:
+    from test_dcscore import EXPECTED
+
+    return {f"dcscore_{m}": 100 * float(EXPECTED[m]) for m in ("precision", "recall", "f1")}
+
+
+def test_dcscore_in_a_task_sees_each_samples_image_runs_once_and_releases_the_images(dcscore_judge, monkeypatch):
+    from test_dcscore import REFERENCE
+    from textcheck import CAPTION_TASK
+
+    from arab_mm_tasks.core import judging, scoring
+    from arab_mm_tasks.core.media import load_image
+
+    server, settings = dcscore_judge
+    monkeypatch.setattr(judging, "_run_args", {})
+    judging.configure(settings)
+    monkeypatch.setenv("JUDGE_TEST_KEY", "unused")
+    images = [load_image(_png(i), record=str(i)) for i in range(3)]
+    values = [
+        scoring.score_prediction(CAPTION_TASK, caption, REFERENCE, [], [image])
+        for caption, image in zip(["a cat", "a white cat", "a dog"], images, strict=True)
+    ]
+    assert len(scoring._PENDING_IMAGES) >= 3
+    kept = [values[i]["dcscore_f1"]["batch"]["images"] for i in range(3)]
+    scores = {name: _aggregate(CAPTION_TASK, values, name) for name in _dcscore_expected()}
+    assert scores == pytest.approx(_dcscore_expected())
+    verify = server.bodies("verify")
+    sent = {part["image_url"]["url"] for body in verify for part in body["messages"][-1]["content"]
+            if isinstance(part, dict) and part.get("type") == "image_url"}  # fmt: skip
+    assert len(sent) == 3  # each caption verified against its own image
+    calls = server.total
+    assert all(token not in scoring._PENDING_IMAGES for token in kept)  # released once all three are scored
+    assert json.dumps(values[0]["dcscore_f1"])  # no image in what the harness saves
+    assert calls == server.total  # precision, recall and F1 came from one pipeline run
+
+
+@pytest.mark.slow
+def test_lm_eval_and_lighteval_score_dcscore_with_the_runs_judge(
+    tmp_path, textcheck_dir, tiny_vlm_dir, plugin_env, dcscore_judge
+):
+    from helpers import console_script, run_cli
+
+    server, settings = dcscore_judge
+    env = {**plugin_env, "JUDGE_TEST_KEY": "unused", "OPENAI_API_KEY": "unused"}
+    include = tmp_path / "tasks"
+    run_cli([console_script("arab-mm-tasks"), "generate", "--benchmark", "textcheck", "--out", str(include)],
+            env=env, cwd=tmp_path)  # fmt: skip
+    run_cli(
+        [console_script("lm_eval"), "--model", "hf-multimodal", "--model_args", f"pretrained={tiny_vlm_dir}",
+         "--include_path", str(include), "--tasks", "textcheck_caption", "--limit", "3",
+         "--metadata", json.dumps({"textcheck_path": str(textcheck_dir), "judge": settings}),
+         "--device", "cpu", "--output_path", str(tmp_path / "lm_eval")],
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    (results_file,) = (tmp_path / "lm_eval").rglob("results_*.json")
+    results = json.loads(results_file.read_text())["results"]["textcheck_caption"]
+    for name, value in _dcscore_expected().items():
+        assert results[f"{name},none"] == pytest.approx(value), name
+        assert results[f"{name}_unscored,none"] == 0
+    assert len(server.bodies("verify")) == 3 * 3  # 3 captions x 3 verification samples, each with its image
+    assert all("image_url" in json.dumps(body) for body in server.bodies("verify"))
+
+    env.update(XDG_CACHE_HOME=str(tmp_path / "xdg"), HF_DATASETS_CACHE=str(tmp_path / "datasets"))
+    run_cli(
+        [console_script("arab-mm-lighteval"), "accelerate", f"model_name={tiny_vlm_dir},generation_size=4",
+         "textcheck_caption|0", "--vision-model", "--judge", settings,
+         "--dataset-path", f"textcheck={textcheck_dir}", "--max-samples", "3",
+         "--output-dir", str(tmp_path / "lighteval")],
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    (results_file,) = (tmp_path / "lighteval").rglob("results_*.json")
+    results = json.loads(results_file.read_text())["results"]["textcheck_caption|0"]
+    for name, value in _dcscore_expected().items():
+        assert results[name] == pytest.approx(value), name

@@ -95,3 +95,57 @@ def judge_run(
 def _mark(values: Sequence[dict[str, Any]], status: str) -> None:
     for value in values:
         value["judge_status"] = status
+
+
+# --- DCScore in a task: batched scorers with images (`GenerativeMetric(batch=..., batch_images=True)`) ---
+
+_last_dcscore: tuple[tuple, list[dict[str, Any]]] | None = None
+
+
+def _dcscore_captions(
+    predictions: Sequence[str], references: Sequence[str], images: Sequence[Sequence[bytes]]
+) -> list[dict[str, Any]]:
+    """Per caption, DCScore's values (x100, None when invalid) from the run's judge; one pipeline per batch.
+
+    Precision, recall and F1 are three metrics of a task, aggregated one after another on the same
+    samples: the last batch's result is kept, so the pipeline runs once (the judge cache would
+    make the repeats free of calls, not of work).
+    """
+    global _last_dcscore
+    from metric_plugins.dcscore import score_captions
+    from metric_plugins.judge import JudgeStopped
+
+    first_images = [sample[0] for sample in images]  # DCScore verifies a caption against one image
+    key = (tuple(predictions), tuple(references), tuple(hash(image) for image in first_images))
+    if _last_dcscore is not None and _last_dcscore[0] == key:
+        return _last_dcscore[1]
+    config = current_config()
+    empty = {"precision": None, "recall": None, "f1": None}
+    if config is None:
+        log.warning("%d captions need the DCScore judge but no judge model is configured: scores are NaN", len(key[0]))
+        captions = [empty] * len(predictions)
+    else:
+        try:
+            report = score_captions(predictions, references, first_images, judge=config)
+            captions = [{"precision": c.precision, "recall": c.recall, "f1": c.f1} for c in report.captions]
+            log.info("DCScore: %s valid, %s invalid, %s failed", *(getattr(report.summary, f"n_{s}") for s in
+                     ("valid", "invalid", "failed")))  # fmt: skip
+        except JudgeStopped as error:
+            log.error("DCScore judge stopped, %d captions left unscored: %s", len(predictions), error)
+            captions = [empty] * len(predictions)
+    _last_dcscore = (key, captions)
+    return captions
+
+
+def _dcscore(measure: str) -> Any:
+    def scorer(predictions: Sequence[str], references: Sequence[str], images: Sequence[Sequence[bytes]]) -> list[float]:
+        values = [c[measure] for c in _dcscore_captions(predictions, references, images)]
+        return [float("nan") if value is None else value for value in values]
+
+    scorer.__name__ = f"dcscore_{measure}"
+    return scorer
+
+
+dcscore_precision = _dcscore("precision")
+dcscore_recall = _dcscore("recall")
+dcscore_f1 = _dcscore("f1")

@@ -91,6 +91,15 @@ def _rgb(image: Image.Image) -> Image.Image:
     return image if image.mode == "RGB" else image.convert("RGB")
 
 
+def png_bytes(image: Image.Image | bytes) -> bytes:
+    """An image as lossless PNG bytes (encoded bytes are kept as they are)."""
+    if isinstance(image, bytes | bytearray):
+        return bytes(image)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 def load_image(value: Any, *, record: str, field: str = "image") -> Image.Image:
     """An RGB PIL image from a PIL image, bytes, a path or a `{"bytes", "path"}` dict.
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -49,16 +50,53 @@ def sample_regions(spec: TaskSpec, doc: Mapping[str, Any]) -> list[str]:
 SampleScore = dict[str, Any]  # {"score": float | None, "regions": list[str]}
 
 
-def score_prediction(spec: TaskSpec, prediction: str, target: str, regions: list[str]) -> dict[str, SampleScore]:
-    """``{metric name: {"score", "regions"}}`` for one generated answer, per-region names included."""
+def needs_images(spec: TaskSpec) -> bool:
+    """Whether a metric of `spec` looks at the sample's images when it is scored."""
+    return any(metric.batch_images for metric in spec.generative_metrics)
+
+
+@dataclass
+class _KeptImages:
+    images: list[bytes]
+    users: int  # batched metrics of the sample not scored yet
+
+
+# Images that pending batched metrics will look at, by sample token, as PNG bytes (compressed, and
+# never written into the harness's saved samples); the last of a sample's metrics to be scored
+# releases them.
+_PENDING_IMAGES: dict[str, _KeptImages] = {}
+
+
+def _keep_images(images: Sequence[Any], users: int) -> str:
+    from arab_mm_tasks.core.media import png_bytes
+
+    token = uuid.uuid4().hex
+    _PENDING_IMAGES[token] = _KeptImages([png_bytes(image) for image in images], users)
+    return token
+
+
+def score_prediction(
+    spec: TaskSpec, prediction: str, target: str, regions: list[str], images: Sequence[Any] | None = None
+) -> dict[str, SampleScore]:
+    """``{metric name: {"score", "regions"}}`` for one generated answer, per-region names included.
+
+    `images` (the sample's, as the model saw them) are needed only when a metric has ``batch_images``.
+    """
     prediction = prediction.strip()
     values: dict[str, SampleScore] = {}
+    token = None
+    if needs_images(spec):
+        if images is None:
+            raise ValueError(f"{spec.name}: a metric looks at the images, but none were given")
+        token = _keep_images(images, sum(metric.batch_images for metric in spec.generative_metrics))
     for metric in spec.generative_metrics:
         value: SampleScore = {"score": None, "regions": regions}
         if metric.judge_prompt and metric.judge_fields:
             value["judge"] = {"prompt": metric.judge_prompt, "fields": metric.judge_fields(prediction, target)}
         elif metric.batch:
             value["batch"] = {"scorer": metric.batch, "prediction": prediction, "reference": target}
+            if metric.batch_images:
+                value["batch"]["images"] = token
         elif metric.corpus:
             value["corpus"] = {"scorer": metric.corpus, "prediction": prediction, "reference": target}
         elif metric.score:
@@ -67,10 +105,12 @@ def score_prediction(spec: TaskSpec, prediction: str, target: str, regions: list
     return values
 
 
-def score_sample(spec: TaskSpec, doc: Mapping[str, Any], prediction: str) -> dict[str, SampleScore]:
+def score_sample(
+    spec: TaskSpec, doc: Mapping[str, Any], prediction: str, images: Sequence[Any] | None = None
+) -> dict[str, SampleScore]:
     """`score_prediction` with the target and regions read from the document."""
     assert spec.target is not None, f"{spec.name} is not a generative task"
-    return score_prediction(spec, prediction, spec.target(doc), sample_regions(spec, doc))
+    return score_prediction(spec, prediction, spec.target(doc), sample_regions(spec, doc), images)
 
 
 def aggregation_kind(spec: TaskSpec, name: str) -> str:
@@ -110,12 +150,22 @@ def score_pending_batches(values: Sequence[SampleScore]) -> None:
     pending = [v for v in values if "batch" in v and "batch_scored" not in v]
     for path in sorted({v["batch"]["scorer"] for v in pending}):
         group = [v for v in pending if v["batch"]["scorer"] == path]
-        scores = scorer(path)([v["batch"]["prediction"] for v in group], [v["batch"]["reference"] for v in group])
+        texts = [v["batch"]["prediction"] for v in group], [v["batch"]["reference"] for v in group]
+        if "images" in group[0]["batch"]:
+            scores = scorer(path)(*texts, [_PENDING_IMAGES[v["batch"]["images"]].images for v in group])
+        else:
+            scores = scorer(path)(*texts)
         if len(scores) != len(group):
             raise RuntimeError(f"scorer {path} returned {len(scores)} scores for {len(group)} samples")
         for value, score in zip(group, scores, strict=True):
             value["score"] = _finite(score)
             value["batch_scored"] = True
+    for value in pending:
+        kept = _PENDING_IMAGES.get(value["batch"].get("images", ""))
+        if kept is not None:
+            kept.users -= 1
+            if kept.users == 0:
+                del _PENDING_IMAGES[value["batch"]["images"]]
 
 
 def corpus_score(values: Sequence[SampleScore], region: str | None = None) -> float:

@@ -83,7 +83,9 @@ class GenerativeMetric:
     - ``score(prediction, target)``: a sample's score, computed as the sample is processed.
     - ``batch``: ``"module:function"`` of ``f(predictions, references) -> list[float]``, called
       once at aggregation time on every sample of the run (encoder metrics: one batched,
-      length-sorted pass instead of one model call per sample).
+      length-sorted pass instead of one model call per sample). With ``batch_images`` it is
+      ``f(predictions, references, images)``, ``images`` holding each sample's images (as PNG
+      bytes): metrics that look at the image, such as DCScore's verifier.
     - ``corpus``: ``"module:function"`` of ``f(predictions, references) -> float``, a corpus-level
       score (corpus BLEU): computed over all samples, and over each region's samples for the
       per-region names. The samples keep no score of their own.
@@ -110,6 +112,7 @@ class GenerativeMetric:
     judge_fields: Callable[[str, str], dict[str, str]] | None = None
     batch: str | None = None
     corpus: str | None = None
+    batch_images: bool = False
 
     def names(self, regions: tuple[str, ...]) -> list[str]:
         """The names a harness reports it under: overall, per region, and a judged metric's unscored count."""
@@ -124,6 +127,8 @@ class GenerativeMetric:
                 f"metric {self.name}: give exactly one of `score`, `batch`, `corpus` "
                 "or `judge_prompt` with `judge_fields`"
             )
+        if self.batch_images and self.batch is None:
+            raise ValueError(f"metric {self.name}: `batch_images` needs a `batch` scorer")
         for path in (self.batch, self.corpus):
             if path is not None and not re.fullmatch(r"[\w.]+:\w+", path):
                 raise ValueError(f"metric {self.name}: {path!r} is not a 'module:function' path")

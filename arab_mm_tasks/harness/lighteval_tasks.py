@@ -40,7 +40,14 @@ from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc, SamplingMethod
 
 from arab_mm_tasks.core.registry import all_specs
-from arab_mm_tasks.core.scoring import Aggregator, aggregation_kind, aggregator, sample_regions, score_prediction
+from arab_mm_tasks.core.scoring import (
+    Aggregator,
+    aggregation_kind,
+    aggregator,
+    needs_images,
+    sample_regions,
+    score_prediction,
+)
 from arab_mm_tasks.core.sources import DatasetSource
 from arab_mm_tasks.core.spec import Subset, TaskSpec, without_image_placeholders
 
@@ -93,7 +100,10 @@ class GenerativeScores(SampleLevelComputation):
 
     def compute(self, doc: Doc, model_response: ModelResponse, **kwargs: Any) -> dict[str, Any]:
         specific = doc.specific or {}
-        return score_prediction(self.spec, model_response.final_text[0], specific["target"], specific["regions"])
+        images = doc.images if needs_images(self.spec) else None  # what the model saw (DCScore's verifier)
+        return score_prediction(
+            self.spec, model_response.final_text[0], specific["target"], specific["regions"], images
+        )
 
     def __str__(self) -> str:  # lighteval hashes the metric's str into its cache keys
         return f"GenerativeScores({self.spec.name}, v{self.spec.version})"

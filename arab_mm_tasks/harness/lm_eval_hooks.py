@@ -31,7 +31,7 @@ from lm_eval.api.samplers import ContextSampler
 
 from arab_mm_tasks.core import judging
 from arab_mm_tasks.core.registry import all_specs, get_benchmark
-from arab_mm_tasks.core.scoring import aggregator, score_sample
+from arab_mm_tasks.core.scoring import aggregator, needs_images, score_sample
 from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, load_split
 from arab_mm_tasks.core.spec import Request, TaskSpec
 
@@ -101,7 +101,8 @@ def generative_hooks(task: str) -> dict[str, Callable]:
     render = make_renderer(spec)
 
     def process_results(doc: dict, results: list[str]) -> dict:
-        return score_sample(spec, doc, results[0])
+        images = render(doc).images if needs_images(spec) else None  # what the model saw (DCScore's verifier)
+        return score_sample(spec, doc, results[0], images)
 
     assert spec.target is not None
     return {
