@@ -32,7 +32,7 @@ from arab_mm_tasks.core.spec import RecordError
 # open-GOP clips (tests/test_media.py), and decord has x86-64 wheels only.
 DEFAULT_VIDEO_BACKEND = "pyav"
 _EPS = 1e-4  # seconds; frame times are compared with this slack (decord reports float32 times)
-_PROBE_WITHOUT_DECODING = {"skip_frame": "all"}  # `av.open` options for `_pyav`; see there
+_PROBE_WITHOUT_DECODING = {"skip_frame": "all"}  # `av.open` options where we decode later, if at all; see `_pyav`
 _IMAGE_MAGIC = {b"\x89PNG": "PNG", b"\xff\xd8\xff": "JPEG", b"GIF8": "GIF", b"BM": "BMP", b"RIFF": "WEBP"}
 
 
@@ -262,7 +262,7 @@ def _decord(source: io.BytesIO | str, fps: float, max_frames: int | None) -> _Sa
     import av
     import decord
 
-    with av.open(source) as container:
+    with av.open(source, options=_PROBE_WITHOUT_DECODING) as container:
         _demux(container)
     if isinstance(source, io.BytesIO):
         with tempfile.NamedTemporaryFile(suffix=".mp4") as file:
