@@ -99,3 +99,40 @@ def test_frames_nothing_needs_are_not_decoded(clips, calls):
     assert frames.timestamps == [float(t) for t in range(10)]
     [(skip, decoded)] = calls
     assert skip and decoded < 0.8 * before_last
+
+
+class FakePacket:
+    def __init__(self, pts: int | None, *, key: bool = False, size: int = 100) -> None:
+        self.pts, self.is_keyframe, self.size = pts, key, size
+
+
+class RecordingStream:
+    """A stream whose decoder notes each packet with its `skip_frame` mode; draining puts out a frame at pts 1."""
+
+    def __init__(self) -> None:
+        self.codec_context = self
+        self.skip_frame, self.received = "DEFAULT", []
+
+    def flush_buffers(self) -> None:
+        self.received.append("flush")
+
+    def decode(self, packet: FakePacket | None = None) -> list[av.VideoFrame]:
+        self.received.append((packet.pts, self.skip_frame) if packet else "drain")
+        if packet is not None:
+            return []
+        frame = av.VideoFrame(16, 16, "yuv420p")
+        frame.pts = 1
+        return [frame]
+
+
+def test_a_wanted_frame_is_sent_whole_and_nothing_after_it():
+    # Decode order: keyframe, P at 2, B at 1 (wanted) whose second part has no pts, P at 3, then the next GOP.
+    packets = [FakePacket(0, key=True), FakePacket(2), FakePacket(1), FakePacket(None), FakePacket(3)]
+    packets += [FakePacket(4, key=True), FakePacket(5), FakePacket(None, size=0)]
+    stream = RecordingStream()
+    [image] = media._decode_wanted(stream, packets, [1], skip=True)
+    assert image is not None and image.size == (16, 16)
+    # Reference-only decoding up to the wanted frame, both its parts in full, then drain: P at 3 and the
+    # second GOP are never sent.
+    assert stream.received == [(0, "NONREF"), (2, "NONREF"), (1, "DEFAULT"), (None, "DEFAULT"), "drain", "flush"]
+    assert stream.skip_frame == "DEFAULT"

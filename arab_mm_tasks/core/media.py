@@ -153,12 +153,18 @@ def _decode_wanted(stream: Any, packets: list[Any], wanted: list[int], *, skip: 
     keyframe_pts: dict[int, int] = {}
     leading: set[int] = set()
     last_wanted: dict[int, int] = {}  # GOP -> decode-order index of its last wanted packet
+    # The frame each packet belongs to: its own pts, or for a packet without one, the previous packet's
+    # (a frame split over packets, e.g. the second field of an interlaced frame in MPEG-TS), so that
+    # every part of a wanted frame is sent and decoded in full.
+    owner: list[int | None] = []
     for index, (gop, packet) in enumerate(zip(gops, packets, strict=True)):
-        if packet.pts is None:
-            continue
-        if packet.pts < keyframe_pts.setdefault(gop, packet.pts):
+        if packet.pts is not None and packet.pts < keyframe_pts.setdefault(gop, packet.pts):
             leading.add(gop)
-        if packet.pts in slot:
+        if packet.pts is None and packet.size and owner:
+            owner.append(owner[-1])
+        else:
+            owner.append(packet.pts)  # size 0 (the final, flushing packet): None
+        if owner[-1] in slot:
             last_wanted[gop] = index
     whole = {gop - 1 for gop in last_wanted if gop in leading}
     images: list[Image.Image | None] = [None] * len(wanted)
@@ -190,7 +196,7 @@ def _decode_wanted(stream: Any, packets: list[Any], wanted: list[int], *, skip: 
                 break
             continue
         if skip:
-            mode = "DEFAULT" if packet.pts in slot else "NONREF"
+            mode = "DEFAULT" if owner[index] in slot else "NONREF"
             if context.skip_frame != mode:
                 context.skip_frame = mode
         take(stream.decode(packet))
