@@ -15,7 +15,6 @@ import importlib.util
 import io
 import math
 import tempfile
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -27,12 +26,13 @@ from PIL import Image
 
 from arab_mm_tasks.core.spec import RecordError
 
-# Chosen by benchmarks/frames.py (docs/benchmarks.md; 10 s 1280x720 H.264 @25 fps, 2 cores), CPU time
-# as a ratio to decoding every frame: PyAV 0.97 with x264's 250-frame keyframe interval (decord 1.03)
-# and 0.47 with a 12-frame one (decord 0.63). decord's seeks also return neighbouring frames on
-# open-GOP clips (tests/test_media.py), and decord has x86-64 wheels only.
+# Chosen by benchmarks/frames.py (docs/benchmarks.md; 10 s 1280x720 H.264 @25 fps with B-frames, 2 cores),
+# CPU time as a ratio to decoding every frame, keyframe interval 12 / 30 / 250: PyAV 0.33 / 0.55 / 0.63,
+# decord 0.59 / 0.87 / 1.04. decord's seeks also return neighbouring frames on open-GOP clips
+# (tests/test_media.py), and decord has x86-64 wheels only.
 DEFAULT_VIDEO_BACKEND = "pyav"
 _EPS = 1e-4  # seconds; frame times are compared with this slack (decord reports float32 times)
+_PROBE_WITHOUT_DECODING = {"skip_frame": "all"}  # `av.open` options where we decode later, if at all; see `_pyav`
 _IMAGE_MAGIC = {b"\x89PNG": "PNG", b"\xff\xd8\xff": "JPEG", b"GIF8": "GIF", b"BM": "BMP", b"RIFF": "WEBP"}
 
 
@@ -142,45 +142,79 @@ def _select(times: Sequence[float], fps: float, max_frames: int | None) -> tuple
 def _decode_wanted(stream: Any, packets: list[Any], wanted: list[int], *, skip: bool) -> list[Image.Image | None]:
     """Decode `packets` in order, converting only the frames whose pts is in `wanted` (None where one never came).
 
-    One forward pass, and it stops after the last wanted frame. With `skip`, a keyframe interval
-    (GOP) holding no wanted frame is never sent to the decoder, nor is the rest of one whose wanted
-    frames are out; before such a gap the decoder is drained and reset, so the next GOP decodes as
-    after a seek. A GOP with leading pictures (shown before its keyframe, so they may reference
-    the previous GOP: open GOPs) gets the previous GOP decoded whole first.
+    Without `skip`, every packet is decoded (the fallback). With `skip`, only what the wanted
+    frames need reaches the decoder, and what it gets decodes exactly as in a full pass:
+
+    - Keyframe intervals (GOPs) hold the dependencies. A GOP without a wanted frame is never sent,
+      nor are the packets of one after its last wanted packet (decode order: a frame's references
+      come before it). Before such a gap the decoder is drained and reset, so the next GOP decodes
+      as after a seek, and frames held back for reordering or by frame threads come out at once.
+      A GOP with leading pictures (shown before its keyframe, so they may reference the previous
+      GOP: open GOPs) gets the previous GOP sent whole first.
+    - Within what is sent, a packet that is not a wanted frame is decoded with FFmpeg's
+      `skip_frame = "NONREF"`: a picture no other picture references (most B-frames) is then
+      dropped unread, a reference picture is decoded. Wanted packets are decoded in full.
     """
+    from av.video.reformatter import VideoReformatter
+
     slot = {pts: i for i, pts in enumerate(wanted)}
     gops = list(accumulate(int(p.is_keyframe) for p in packets))  # GOP number of each packet, decode order
-    gop_of, keyframe_pts, leading = {}, {}, set()
-    for gop, packet in zip(gops, packets, strict=True):
-        if packet.pts is None:
-            continue
-        gop_of[packet.pts] = gop
-        if packet.pts < keyframe_pts.setdefault(gop, packet.pts):
+    keyframe_pts: dict[int, int] = {}
+    leading: set[int] = set()
+    last_wanted: dict[int, int] = {}  # GOP -> decode-order index of its last wanted packet
+    # The frame each packet belongs to: its own pts, or for a packet without one, the previous packet's
+    # (a frame split over packets, e.g. the second field of an interlaced frame in MPEG-TS), so that
+    # every part of a wanted frame is sent and decoded in full.
+    owner: list[int | None] = []
+    for index, (gop, packet) in enumerate(zip(gops, packets, strict=True)):
+        if packet.pts is not None and packet.pts < keyframe_pts.setdefault(gop, packet.pts):
             leading.add(gop)
-    left = Counter(gop_of[pts] for pts in wanted)
-    whole = {gop - 1 for gop in left if gop in leading}
+        if packet.pts is None and packet.size and owner:
+            owner.append(owner[-1])
+        else:
+            owner.append(packet.pts)  # size 0 (the final, flushing packet): None
+        if owner[-1] in slot:
+            last_wanted[gop] = index
+    whole = {gop - 1 for gop in last_wanted if gop in leading}
     images: list[Image.Image | None] = [None] * len(wanted)
+    missing = len(wanted)
+    context = stream.codec_context
+    context.skip_frame = "DEFAULT"
+    # One converter for all frames: `frame.to_image()` builds a new one (a new swscale context) per
+    # frame and copies the pixels twice more. Same conversion (rgb24, default flags), same pixels.
+    rgb = VideoReformatter()
 
     def take(frames: list[Any]) -> None:
+        nonlocal missing
         for frame in frames:
             if frame.pts in slot and images[slot[frame.pts]] is None:
-                image, turn = frame.to_image(), getattr(frame, "rotation", 0)  # rgb24: the only conversion done
+                image = Image.fromarray(rgb.reformat(frame, format="rgb24").to_ndarray())  # the only conversion
+                turn = getattr(frame, "rotation", 0)
                 # Upright as players (and decord) show it: `rotation` is the display matrix's, counter-clockwise.
                 images[slot[frame.pts]] = image.rotate(turn, expand=True) if turn else image
-                left[gop_of[frame.pts]] -= 1
+                missing -= 1
 
-    sending = True
-    for gop, packet in zip(gops, packets, strict=True):
-        if skip and packet.size and gop not in whole and not left[gop]:  # size 0: the final, flushing packet
-            if sending:
+    sending = False
+    for index, (gop, packet) in enumerate(zip(gops, packets, strict=True)):
+        if skip and gop not in whole and index > last_wanted.get(gop, -1):
+            if sending:  # end of a run: drain and reset, as a seek would
                 take(stream.decode(None))
-                stream.codec_context.flush_buffers()
-            sending = False
+                context.flush_buffers()
+                sending = False
+            if not missing:
+                break
             continue
-        sending = True
+        if skip:
+            mode = "DEFAULT" if owner[index] in slot else "NONREF"
+            if context.skip_frame != mode:
+                context.skip_frame = mode
         take(stream.decode(packet))
-        if all(image is not None for image in images):
+        sending = bool(packet.size)  # size 0: the demuxer's final packet, which drains the decoder
+        if not missing:
             break
+    if sending:
+        take(stream.decode(None))
+    context.skip_frame = "DEFAULT"
     return images
 
 
@@ -216,7 +250,10 @@ def _pyav(source: io.BytesIO | str, fps: float, max_frames: int | None) -> _Samp
     """The frame index from one demux pass (packets stay in memory), then `_decode_wanted`."""
     import av
 
-    with av.open(source) as container:
+    # Probing (avformat_find_stream_info) decodes the first frame(s) to learn what the codec header
+    # already says for mp4; told to skip every frame there it reads headers only. The decoder that
+    # makes the frames is opened later with its own, default options.
+    with av.open(source, options=_PROBE_WITHOUT_DECODING) as container:
         stream, packets, pts, times = _demux(container)
         stream.thread_type = "AUTO"  # frame + slice threads: faster here than slice (the default) or frame alone
         keep, duration = _select(times, fps, max_frames)
@@ -240,7 +277,7 @@ def _decord(source: io.BytesIO | str, fps: float, max_frames: int | None) -> _Sa
     import av
     import decord
 
-    with av.open(source) as container:
+    with av.open(source, options=_PROBE_WITHOUT_DECODING) as container:
         _demux(container)
     if isinstance(source, io.BytesIO):
         with tempfile.NamedTemporaryFile(suffix=".mp4") as file:

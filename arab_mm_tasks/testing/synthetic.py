@@ -72,6 +72,7 @@ def write_clip(
     fps: float = 25,
     size: tuple[int, int] = (320, 240),
     gop: int | None = None,
+    bframes: int | None = None,
     codec: str = "libx264",
     vfr: bool = False,
     detail: bool = True,
@@ -85,6 +86,8 @@ def write_clip(
         fps: frame rate; with `vfr=True`, the average rate of irregular frame times.
         size: (width, height); even numbers, as yuv420p requires.
         gop: keyframe interval in frames; None keeps the encoder default (250 for x264).
+        bframes: at most this many B-frames in a row; None keeps the encoder default (x264: up to 3,
+            placed adaptively, the middle one of a run kept as a reference: "b-pyramid"); 0 for none.
         vfr: variable frame rate: a 1 ms time base and explicit, irregular pts.
         detail: add a scrolling noise texture, for realistic encode/decode costs.
         rotation: display rotation (degrees counter-clockwise) stored in the container, as phones do.
@@ -104,7 +107,8 @@ def write_clip(
     noise = np.random.default_rng(0).integers(-40, 41, size=(height, width + 4 * len(times)), dtype=np.int16)
     buffer = io.BytesIO()
     with av.open(buffer, mode="w", format="mp4") as container:
-        stream = container.add_stream(codec, rate=rate, options={**({"g": str(gop)} if gop else {}), **(options or {})})
+        settings = {**({"g": str(gop)} if gop else {}), **({"bf": str(bframes)} if bframes is not None else {})}
+        stream = container.add_stream(codec, rate=rate, options={**settings, **(options or {})})
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         stream.time_base = stream.codec_context.time_base = time_base
         if rotation:
