@@ -209,8 +209,12 @@ class DuplicateTracker:
         return first
 
 
-def progress(records: Iterable[T], desc: str) -> Iterable[T]:
-    """`records` with a progress bar on stderr when stderr is a terminal (a full release takes minutes)."""
+def progress(records: Iterable[T], desc: str, total: int | None = None) -> Iterable[T]:
+    """`records` with a progress bar on stderr when stderr is a terminal (a full release takes minutes).
+
+    The bar counts rows read, out of `total` when the source knows it (parquet metadata, a
+    ``save_to_disk`` dataset, a .jsonl indexed first), with the rate and the time left.
+    """
     from tqdm.auto import tqdm
 
-    return tqdm(records, desc=desc, unit=" rows", disable=None, leave=False)
+    return tqdm(records, desc=desc, total=total, unit=" rows", unit_scale=True, disable=None, leave=False)

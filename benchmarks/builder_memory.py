@@ -1,0 +1,247 @@
+"""Peak memory of the dataset builders as the release grows: it should not grow with the rows.
+
+Sources are synthetic, in the authors' formats (cached under ``--work``, so a re-run skips them):
+
+- ``images``: GIMMICK sivqa as one parquet file (``ich_image`` a ``{"bytes", "path"}`` struct with a
+  30-60 KB random-noise JPEG per row, ``question_id`` ...), row groups of ~100 MB as `datasets`
+  writes them (its ``MAX_ROW_GROUP_SIZE``), so one row group holds ~2,000 images;
+- ``clips``: GIMMICK vvqa as a .jsonl whose ``video_fn`` name short textured H.264 clips
+  (`arab_mm_tasks.testing.synthetic.write_clip`) in a clips folder;
+- ``text``: ArabCulture in the authors' Hub layout (``<Country>/test-00000-of-00001.parquet``),
+  rows made from the bundled sample with distinct ``sample_id`` s.
+
+Each build runs in a child process of its own (peak RSS only grows), through the same
+``build_from_args`` the ``arab-mm-tasks build`` command calls, and reports its peak RSS
+(``VmHWM``), wall time and the Arrow memory still allocated at the end. ``--baseline DIR`` runs
+the same builds a second time on another checkout's code (e.g. ``/work/main`` before streaming)
+with ``PYTHONPATH=DIR``, side by side:
+
+    python benchmarks/builder_memory.py                            # 1k/5k/20k images, 20/100/500 clips, text
+    python benchmarks/builder_memory.py --baseline /work/main      # before/after
+    python benchmarks/builder_memory.py --images 1000 --clips 20 --text 1000   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+ROW_GROUP_BYTES = 100 * 10**6  # datasets.config.MAX_ROW_GROUP_SIZE, what `to_parquet`/`push_to_hub` aim at
+
+
+# ---------------------------------------------------------------------------- sources
+
+
+def _noise_jpeg(rng: Any) -> bytes:
+    """A random-noise JPEG of 30-60 KB: noise does not compress, so its size follows its area."""
+    import io
+
+    from PIL import Image
+
+    side = int(rng.integers(150, 215))
+    pixels = rng.integers(0, 256, (side, side, 3), dtype="uint8")
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="JPEG", quality=90)
+    return buffer.getvalue()
+
+
+def write_images(path: Path, rows: int) -> Path:
+    """GIMMICK sivqa as a parquet file, written one row group at a time (the generator holds one)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(rows)
+    group = ROW_GROUP_BYTES // 45_000  # ~2,200 rows of the ~45 KB average image
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    schema = pa.schema(
+        [("question", pa.string()), ("answer", pa.string()), ("question_id", pa.int64()), ("ich_image", image),
+         ("countries", pa.list_(pa.string())), ("regions", pa.list_(pa.string())), ("image_copyright", pa.string())],
+        metadata={"huggingface": json.dumps({"info": {"features": {
+            "question": {"dtype": "string", "_type": "Value"}, "answer": {"dtype": "string", "_type": "Value"},
+            "question_id": {"dtype": "int64", "_type": "Value"}, "ich_image": {"_type": "Image"},
+            "countries": {"feature": {"dtype": "string", "_type": "Value"}, "_type": "List"},
+            "regions": {"feature": {"dtype": "string", "_type": "Value"}, "_type": "List"},
+            "image_copyright": {"dtype": "string", "_type": "Value"}}}})},
+    )  # fmt: skip
+    tmp = path.with_suffix(".tmp")
+    with pq.ParquetWriter(tmp, schema) as writer:
+        for start in range(0, rows, group):
+            ids = range(start, min(rows, start + group))
+            writer.write_table(
+                pa.table(
+                    {
+                        "question": [f"What festival is shown in image {i}?" for i in ids],
+                        "answer": [f"Festival {i}" for i in ids],
+                        "question_id": list(ids),
+                        "ich_image": [{"bytes": _noise_jpeg(rng), "path": f"ich_{i}.jpg"} for i in ids],
+                        "countries": [["Morocco"] for _ in ids],
+                        "regions": [["Arab States"] for _ in ids],
+                        "image_copyright": [f"photographer {i}, 2010" for i in ids],
+                    },
+                    schema=schema,
+                )
+            )
+    tmp.rename(path)
+    return path
+
+
+def write_clips(folder: Path, clips: int) -> Path:
+    """GIMMICK vvqa: a .jsonl naming `clips` distinct 3 s 320x240 textured clips (~100-200 KB each)."""
+    from arab_mm_tasks.testing.synthetic import write_clip
+
+    videos = folder / "clips"
+    videos.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i in range(clips):
+        clip = videos / f"{i}.mp4"
+        if not clip.exists():
+            write_clip(clip, seconds=3, fps=10, size=(320, 240), gop=10 + i % 7)
+        lines.append(
+            json.dumps(
+                {
+                    "question": f"What event is shown in video {i}?",
+                    "answer": f"Event {i}",
+                    "question_id": i,
+                    "video_fn": f"/home/gimmick/clips/{i}.mp4",
+                    "video_center_frame_sim": 0.9,
+                    "countries": ["Morocco"],
+                    "regions": ["Arab States"],
+                }
+            )
+        )
+    (folder / "vvqa.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def write_text(folder: Path, rows: int) -> Path:
+    """ArabCulture in the Hub layout: the bundled sample's records repeated with distinct sample_ids."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from arab_mm_tasks.data import SAMPLE_PATH
+
+    sample = [json.loads(line) for line in SAMPLE_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
+    by_country: dict[str, list[dict[str, Any]]] = {}
+    for record in sample:
+        by_country.setdefault(record["country"], []).append(record)
+    countries = sorted(by_country)
+    for k, country in enumerate(countries):
+        n = rows // len(countries) + (k < rows % len(countries))
+        records = []
+        for i in range(n):
+            record = dict(by_country[country][i % len(by_country[country])])
+            topic = record["sample_id"].partition("|")[2].strip()
+            record["sample_id"] = f"{i + 1} | {topic}" if topic else str(i + 1)
+            records.append(record)
+        (folder / country).mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.Table.from_pylist(records), folder / country / "test-00000-of-00001.parquet")
+    return folder
+
+
+def source_for(kind: str, size: int, work: Path) -> Path:
+    path = work / f"{kind}-{size}"
+    if kind == "images":
+        file = path.with_suffix(".parquet")
+        return file if file.exists() else write_images(file, size)
+    if not (path / ".done").exists():
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True)
+        (write_clips if kind == "clips" else write_text)(path, size)
+        (path / ".done").touch()
+    return path
+
+
+# ---------------------------------------------------------------------------- one build, in a child
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS. VmHWM, not ``ru_maxrss``: Linux carries ``ru_maxrss`` over a fork and an
+    exec, so a child of a parent that was bigger (this script, after writing the sources) reports the parent's."""
+    status = Path("/proc/self/status").read_text()
+    return int(re.search(r"^VmHWM:\s+(\d+) kB", status, re.M).group(1)) / 1024  # type: ignore[union-attr]
+
+
+def child(kind: str, source: str, out: str) -> dict[str, Any]:
+    """Build `source` into `out` as ``arab-mm-tasks build`` does; peak RSS and timings of this process."""
+    import pyarrow as pa
+
+    from arab_mm_tasks.cli import _build_parser
+    from arab_mm_tasks.core.registry import get_benchmark
+
+    name, options = {
+        "images": ("gimmick", ["--sivqa", source]),
+        "clips": ("gimmick", ["--vvqa", f"{source}/vvqa.jsonl", "--videos-dir", f"{source}/clips"]),
+        "text": ("arabculture", ["--source", source]),
+    }[kind]
+    benchmark = get_benchmark(name)
+    args = _build_parser(benchmark).parse_args([*options, "--out", out])
+    start = time.perf_counter()
+    report = benchmark.builder_module().build_from_args(args)
+    return {
+        "peak_rss_mb": peak_rss_mb(),
+        "seconds": time.perf_counter() - start,
+        "rows": report.rows_written,
+        "arrow_mb_at_end": pa.total_allocated_bytes() / 2**20,
+        "shards": sum(1 for _ in Path(out).rglob("*.parquet")),
+    }
+
+
+def run(kind: str, source: Path, code: Path, work: Path) -> dict[str, Any]:
+    out = work / "out"
+    shutil.rmtree(out, ignore_errors=True)
+    env = {**os.environ, "PYTHONPATH": str(code), "HF_HUB_OFFLINE": "1", "TQDM_DISABLE": "1"}
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--child", kind, str(source), str(out)],
+        capture_output=True, text=True, env=env, cwd=code,
+    )  # fmt: skip
+    shutil.rmtree(out, ignore_errors=True)
+    if done.returncode:
+        raise SystemExit(f"{kind} build of {source} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--images", type=int, nargs="*", default=[1000, 5000, 20000], help="civqa rows")
+    parser.add_argument("--clips", type=int, nargs="*", default=[20, 100, 500], help="cvvqa clips")
+    parser.add_argument("--text", type=int, nargs="*", default=[1000, 5000, 20000], help="ArabCulture rows")
+    parser.add_argument("--baseline", type=Path, help="another checkout to run the same builds on (before)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/builder_memory"), help="sources are cached here")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(*args.child)))
+        return
+    args.work.mkdir(parents=True, exist_ok=True)
+    codes = {"now": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
+    print(f"peak RSS of `arab-mm-tasks build`, one process per build; load {os.getloadavg()[0]:.2f} at start")
+    print("| build | code | rows | peak RSS MB | s | Arrow MB at end | shards |")
+    print("|---|---|---|---|---|---|---|")
+    for kind, sizes in (("images", args.images), ("clips", args.clips), ("text", args.text)):
+        for code_name, code in codes.items():
+            peaks = []
+            for size in sizes:
+                result = run(kind, source_for(kind, size, args.work), code, args.work)
+                peaks.append(result["peak_rss_mb"])
+                print(
+                    f"| {kind} | {code_name} | {result['rows']} | {result['peak_rss_mb']:.0f} | "
+                    f"{result['seconds']:.1f} | {result['arrow_mb_at_end']:.1f} | {result['shards']} |",
+                    flush=True,
+                )
+            if len(peaks) > 1:
+                print(f"| {kind} | {code_name} | ratio {sizes[-1]}/{sizes[0]} | {peaks[-1] / peaks[0]:.2f}x | | | |")
+    print(f"load {os.getloadavg()[0]:.2f} at end")
+
+
+if __name__ == "__main__":
+    main()
