@@ -3,8 +3,9 @@
 Sources are synthetic, in the authors' formats (cached under ``--work``, so a re-run skips them):
 
 - ``images``: GIMMICK sivqa as one parquet file (``ich_image`` a ``{"bytes", "path"}`` struct with a
-  30-60 KB random-noise JPEG per row, ``question_id`` ...), row groups of ~100 MB as `datasets`
-  writes them (its ``MAX_ROW_GROUP_SIZE``), so one row group holds ~2,000 images;
+  30-60 KB random-noise JPEG per row, ``question_id`` ...), in row groups of ``--row-group`` rows:
+  100 by default, what `datasets` < 5 wrote for image data on the Hub; ``--row-group 2222`` gives
+  ~100 MB groups, as `datasets` 5 (``MAX_ROW_GROUP_SIZE``) writes them;
 - ``clips``: GIMMICK vvqa as a .jsonl whose ``video_fn`` name short textured H.264 clips
   (`arab_mm_tasks.testing.synthetic.write_clip`) in a clips folder;
 - ``text``: ArabCulture in the authors' Hub layout (``<Country>/test-00000-of-00001.parquet``),
@@ -35,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-ROW_GROUP_BYTES = 100 * 10**6  # datasets.config.MAX_ROW_GROUP_SIZE, what `to_parquet`/`push_to_hub` aim at
 
 
 # ---------------------------------------------------------------------------- sources
@@ -54,14 +54,13 @@ def _noise_jpeg(rng: Any) -> bytes:
     return buffer.getvalue()
 
 
-def write_images(path: Path, rows: int) -> Path:
+def write_images(path: Path, rows: int, group: int) -> Path:
     """GIMMICK sivqa as a parquet file, written one row group at a time (the generator holds one)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rng = np.random.default_rng(rows)
-    group = ROW_GROUP_BYTES // 45_000  # ~2,200 rows of the ~45 KB average image
     image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
     schema = pa.schema(
         [("question", pa.string()), ("answer", pa.string()), ("question_id", pa.int64()), ("ich_image", image),
@@ -148,11 +147,11 @@ def write_text(folder: Path, rows: int) -> Path:
     return folder
 
 
-def source_for(kind: str, size: int, work: Path) -> Path:
+def source_for(kind: str, size: int, work: Path, row_group: int) -> Path:
     path = work / f"{kind}-{size}"
     if kind == "images":
-        file = path.with_suffix(".parquet")
-        return file if file.exists() else write_images(file, size)
+        file = path.with_name(f"{path.name}-rg{row_group}.parquet")
+        return file if file.exists() else write_images(file, size, row_group)
     if not (path / ".done").exists():
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
@@ -215,6 +214,7 @@ def main() -> None:
     parser.add_argument("--images", type=int, nargs="*", default=[1000, 5000, 20000], help="civqa rows")
     parser.add_argument("--clips", type=int, nargs="*", default=[20, 100, 500], help="cvvqa clips")
     parser.add_argument("--text", type=int, nargs="*", default=[1000, 5000, 20000], help="ArabCulture rows")
+    parser.add_argument("--row-group", type=int, default=100, help="rows per row group of the image source")
     parser.add_argument("--baseline", type=Path, help="another checkout to run the same builds on (before)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/builder_memory"), help="sources are cached here")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -224,14 +224,17 @@ def main() -> None:
         return
     args.work.mkdir(parents=True, exist_ok=True)
     codes = {"now": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
-    print(f"peak RSS of `arab-mm-tasks build`, one process per build; load {os.getloadavg()[0]:.2f} at start")
+    print(
+        f"peak RSS of `arab-mm-tasks build`, one process per build; image source row groups of {args.row_group} "
+        f"rows; load {os.getloadavg()[0]:.2f} at start"
+    )
     print("| build | code | rows | peak RSS MB | s | Arrow MB at end | shards |")
     print("|---|---|---|---|---|---|---|")
     for kind, sizes in (("images", args.images), ("clips", args.clips), ("text", args.text)):
         for code_name, code in codes.items():
             peaks = []
             for size in sizes:
-                result = run(kind, source_for(kind, size, args.work), code, args.work)
+                result = run(kind, source_for(kind, size, args.work, args.row_group), code, args.work)
                 peaks.append(result["peak_rss_mb"])
                 print(
                     f"| {kind} | {code_name} | {result['rows']} | {result['peak_rss_mb']:.0f} | "

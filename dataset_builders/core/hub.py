@@ -273,7 +273,7 @@ class HubFolderWriter:
             stream = self._streams[config] = _ConfigStream(self._staging / config, self.split, features, self.policy)
             self.num_rows.setdefault(config, 0)
             self.num_bytes.setdefault(config, 0)
-        elif not stream.schema.equals(features.arrow_schema):
+        elif features is not stream.features and not stream.schema.equals(features.arrow_schema):
             raise ValueError(f"config {config!r}: rows appended with a different schema")
         return stream
 

@@ -42,7 +42,6 @@ SPLIT = "test"
 SOURCE_REPOS = {"sivqa": "floschne/gimmick-sivqa", "vvqa": "floschne/gimmick-vvqa", "coqa": "floschne/gimmick-coqa"}
 RELEASE_COUNTS = {"civqa": 2233, "cvvqa": 1809, "coqa_c": 982, "coqa_r": 759, "ckqa": 728}  # paper Table 1
 BATCH = 64  # rows turned into Python dicts at once
-READ_BUFFER = 1 << 20  # parquet is read through a 1 MiB buffer, page by page
 INFER_CHUNK = 1000  # .jsonl values typed at once
 Record = dict[str, Any]
 
@@ -114,28 +113,11 @@ def _parquet(name: str, origin: str, files: list[Path], base_dir: Path) -> Sourc
 
     def records() -> Iterator[Record]:
         for file in files:
-            yield from parquet_records(file)
+            yield from reading.parquet_records(file, BATCH)
 
     features = datasets.Features.from_arrow_schema(schema)
     num_rows = sum(pq.read_metadata(file).num_rows for file in files)
     return Source(name, origin, False, base_dir, features, list(schema.names), records, num_rows=num_rows)
-
-
-def parquet_records(file: Path, batch_size: int = BATCH) -> Iterator[Record]:
-    """A parquet file's rows, reading one row group at a time and `batch_size` rows of it at once.
-
-    One `iter_batches` over the whole file kept what it had read allocated (222 MiB after 4,800
-    of 5,000 image rows, pyarrow 26); a reader per row group frees it when the group is done.
-    A buffered stream without pre-buffering reads a column chunk page by page instead of whole, so
-    what is held is bounded by one row group (`datasets` writes them at most 100 MB), never the file.
-    """
-    parquet = pq.ParquetFile(file, buffer_size=READ_BUFFER, pre_buffer=False)
-    try:
-        for group in range(parquet.num_row_groups):
-            for batch in parquet.iter_batches(batch_size=batch_size, row_groups=[group], use_threads=False):
-                yield from batch.to_pylist()
-    finally:
-        parquet.close()
 
 
 def _saved(name: str, path: Path) -> Source:
