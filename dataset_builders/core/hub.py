@@ -134,6 +134,9 @@ def _holds(feature: Any, kind: type) -> bool:
     return isinstance(feature, dict) and any(_holds(f, kind) for f in feature.values())
 
 
+DEFAULT_POLICY = ShardPolicy()
+
+
 class _ConfigStream:
     """One config's rows on their way to its shards: at most one row group is held at a time.
 
@@ -253,7 +256,7 @@ class HubFolderWriter:
     def __init__(self, out_dir: str | Path, split: str = "test", policy: ShardPolicy | None = None) -> None:
         self.out_dir = Path(out_dir)
         self.split = split
-        self.policy = policy or ShardPolicy()
+        self.policy = policy or DEFAULT_POLICY
         self.num_rows: dict[str, int] = {}
         self.num_bytes: dict[str, int] = {}  # Arrow bytes, as `datasets` records split sizes
         self.shards: dict[str, list[Path]] = {}  # config -> its shards, once closed (final paths under data/)
