@@ -6,7 +6,9 @@ Sources are synthetic, in the authors' formats (cached under ``--work``, so a re
   30-60 KB random-noise JPEG per row, ``question_id`` ...), in row groups of ``--row-group`` rows:
   100 by default, what `datasets` < 5 wrote for image data on the Hub; ``--row-group 2222`` gives
   ~100 MB groups, as `datasets` 5 (``MAX_ROW_GROUP_SIZE``) writes them;
-- ``clips``: GIMMICK vvqa as a .jsonl whose ``video_fn`` name short textured H.264 clips
+  with ``--forms saved jsonl``, the same rows as a ``save_to_disk`` folder and as a .jsonl naming
+  image files;
+- ``clips``: GIMMICK vvqa as a .jsonl whose ``video_fn`` name 10 s textured H.264 clips
   (`arab_mm_tasks.testing.synthetic.write_clip`) in a clips folder;
 - ``text``: ArabCulture in the authors' Hub layout (``<Country>/test-00000-of-00001.parquet``),
   rows made from the bundled sample with distinct ``sample_id`` s.
@@ -94,8 +96,39 @@ def write_images(path: Path, rows: int, group: int) -> Path:
     return path
 
 
+def write_saved(folder: Path, parquet: Path) -> Path:
+    """The same rows as a ``save_to_disk`` folder (Arrow files of 100-row record batches, as `datasets` writes)."""
+    import datasets
+    import pyarrow.parquet as pq
+
+    from dataset_builders.core.reading import parquet_records
+
+    features = datasets.Features.from_arrow_schema(pq.read_schema(parquet))
+    cache = folder.with_name(folder.name + ".cache")
+    generated = datasets.Dataset.from_generator(
+        parquet_records, gen_kwargs={"file": parquet}, features=features, cache_dir=str(cache)
+    )
+    generated.save_to_disk(str(folder))
+    shutil.rmtree(cache, ignore_errors=True)
+    return folder
+
+
+def write_jsonl(folder: Path, parquet: Path) -> Path:
+    """The same rows as a .jsonl whose ``ich_image`` is a path to an image file next to it."""
+    from dataset_builders.core.reading import parquet_records
+
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    with (folder / "sivqa.jsonl").open("w", encoding="utf-8") as out:
+        for row in parquet_records(parquet):
+            image = f"images/{row['question_id']}.jpg"
+            (folder / image).write_bytes(row["ich_image"]["bytes"])
+            out.write(json.dumps({**row, "ich_image": image}, ensure_ascii=False) + "\n")
+    return folder
+
+
 def write_clips(folder: Path, clips: int) -> Path:
-    """GIMMICK vvqa: a .jsonl naming `clips` distinct 3 s 320x240 textured clips (~100-200 KB each)."""
+    """GIMMICK vvqa: a .jsonl naming `clips` distinct 10 s 480x272 textured clips (~1.1 MB each, as a
+    release's 10 s cuts), so 500 clips are ~550 MB of media: more than one shard."""
     from arab_mm_tasks.testing.synthetic import write_clip
 
     videos = folder / "clips"
@@ -104,7 +137,7 @@ def write_clips(folder: Path, clips: int) -> Path:
     for i in range(clips):
         clip = videos / f"{i}.mp4"
         if not clip.exists():
-            write_clip(clip, seconds=3, fps=10, size=(320, 240), gop=10 + i % 7)
+            write_clip(clip, seconds=10, fps=10, size=(480, 272), gop=10 + i % 7)
         lines.append(
             json.dumps(
                 {
@@ -148,10 +181,19 @@ def write_text(folder: Path, rows: int) -> Path:
 
 
 def source_for(kind: str, size: int, work: Path, row_group: int) -> Path:
-    path = work / f"{kind}-{size}"
-    if kind == "images":
-        file = path.with_name(f"{path.name}-rg{row_group}.parquet")
-        return file if file.exists() else write_images(file, size, row_group)
+    path = work / f"{kind}-{size}" if kind != "clips" else work / f"clips10s-{size}"
+    if kind.startswith("images"):
+        file = work / f"images-{size}-rg{row_group}.parquet"
+        if not file.exists():
+            write_images(file, size, row_group)
+        if kind == "images":
+            return file
+        path = work / f"{kind}-{size}-rg{row_group}"
+        if not (path / ".done").exists():
+            shutil.rmtree(path, ignore_errors=True)
+            (write_saved if kind == "images-saved" else write_jsonl)(path, file)
+            (path / ".done").touch()
+        return path / "sivqa.jsonl" if kind == "images-jsonl" else path
     if not (path / ".done").exists():
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
@@ -179,6 +221,8 @@ def child(kind: str, source: str, out: str) -> dict[str, Any]:
 
     name, options = {
         "images": ("gimmick", ["--sivqa", source]),
+        "images-saved": ("gimmick", ["--sivqa", source]),
+        "images-jsonl": ("gimmick", ["--sivqa", source]),
         "clips": ("gimmick", ["--vvqa", f"{source}/vvqa.jsonl", "--videos-dir", f"{source}/clips"]),
         "text": ("arabculture", ["--source", source]),
     }[kind]
@@ -213,6 +257,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--images", type=int, nargs="*", default=[1000, 5000, 20000], help="civqa rows")
     parser.add_argument("--clips", type=int, nargs="*", default=[20, 100, 500], help="cvvqa clips")
+    parser.add_argument(
+        "--forms",
+        nargs="*",
+        default=["parquet"],
+        choices=["parquet", "saved", "jsonl"],
+        help="forms of the image source: parquet, save_to_disk folder, .jsonl naming image files",
+    )
     parser.add_argument("--text", type=int, nargs="*", default=[1000, 5000, 20000], help="ArabCulture rows")
     parser.add_argument("--row-group", type=int, default=100, help="rows per row group of the image source")
     parser.add_argument("--baseline", type=Path, help="another checkout to run the same builds on (before)")
@@ -230,7 +281,9 @@ def main() -> None:
     )
     print("| build | code | rows | peak RSS MB | s | Arrow MB at end | shards |")
     print("|---|---|---|---|---|---|---|")
-    for kind, sizes in (("images", args.images), ("clips", args.clips), ("text", args.text)):
+    image_kinds = [{"parquet": "images", "saved": "images-saved", "jsonl": "images-jsonl"}[f] for f in args.forms]
+    runs = [*((kind, args.images) for kind in image_kinds), ("clips", args.clips), ("text", args.text)]
+    for kind, sizes in runs:
         for code_name, code in codes.items():
             peaks = []
             for size in sizes:
