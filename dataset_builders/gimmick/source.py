@@ -127,12 +127,18 @@ def _saved(name: str, path: Path) -> Source:
             raise SourceError(f"{name} source {path}: no {SPLIT!r} split (has {sorted(loaded)})")
         loaded = loaded[SPLIT] if SPLIT in loaded else next(iter(loaded.values()))
     files = [Path(f["filename"]) for f in loaded.cache_files]
-    streamable = loaded._indices is None and files and _stream_rows(files) == len(loaded)
+    # load_from_disk concatenates its .arrow files in order; without an indices mapping they are the rows.
+    streamable = loaded._indices is None and bool(files) and all(_is_arrow_stream(file) for file in files)
 
     def records() -> Iterator[Record]:
-        if streamable:  # the .arrow files read batch by batch: a memory map would keep every page read resident
+        if streamable:  # read batch by batch: a memory map would keep every page it read resident
+            count = 0
             for file in files:
-                yield from _arrow_records(file, loaded.column_names)
+                for record in _arrow_records(file, loaded.column_names):
+                    count += 1
+                    yield record
+            if count != len(loaded):
+                raise SourceError(f"{name} source {path}: its .arrow files hold {count} rows, not {len(loaded)}")
         else:
             for table in loaded.with_format("arrow").iter(batch_size=BATCH):  # raw storage: media stay bytes
                 yield from table.to_pylist()
@@ -141,30 +147,22 @@ def _saved(name: str, path: Path) -> Source:
     return Source(name, str(path), False, path, loaded.features, columns, records, num_rows=len(loaded))
 
 
-def _stream_rows(files: list[Path]) -> int | None:
-    """Rows in `save_to_disk`'s .arrow files (Arrow IPC streams), or None when one is no such stream."""
-    rows = 0
-    for file in files:
-        try:
-            with pa.OSFile(str(file)) as f, pa.ipc.open_stream(f) as reader:
-                rows += sum(batch.num_rows for batch in _batches(reader))
-        except (pa.ArrowInvalid, OSError):
-            return None
-    return rows
-
-
-def _batches(reader: pa.ipc.RecordBatchStreamReader) -> Iterator[pa.RecordBatch]:
-    while True:
-        try:
-            yield reader.read_next_batch()
-        except StopIteration:
-            return
+def _is_arrow_stream(file: Path) -> bool:
+    """Whether `file` is an Arrow IPC stream, as `save_to_disk` writes (only its schema is read)."""
+    try:
+        with pa.OSFile(str(file)) as f, pa.ipc.open_stream(f):
+            return True
+    except (pa.ArrowInvalid, OSError):
+        return False
 
 
 def _arrow_records(file: Path, columns: list[str]) -> Iterator[Record]:
     with pa.OSFile(str(file)) as f, pa.ipc.open_stream(f) as reader:
-        for batch in _batches(reader):
-            batch = batch.select(columns)
+        while True:
+            try:
+                batch = reader.read_next_batch().select(columns)
+            except StopIteration:
+                return
             for start in range(0, batch.num_rows, BATCH):
                 yield from batch.slice(start, BATCH).to_pylist()
 
