@@ -273,6 +273,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(*args.child)))
         return
+    sys.path.insert(0, str(ROOT))  # the sources are written with this checkout's helpers
     args.work.mkdir(parents=True, exist_ok=True)
     codes = {"now": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
     print(
