@@ -1,7 +1,8 @@
 """The Hub layout, dataset cards and publishing: what every builder does after reading (see `reading`).
 
-A builder turns an authors' release into plain `datasets.Dataset` configs; this module
-owns everything after that, so every benchmark lands on the Hub the same way:
+A builder reads an authors' release record by record and hands its rows to `HubFolderWriter`,
+which writes them as they come (one row group per config held at most); this module owns
+everything after reading, so every benchmark lands on the Hub the same way:
 
     <out_dir>/README.md                                   card (YAML front matter + markdown)
     <out_dir>/data/<config>/<split>-00000-of-00001.parquet a config's split: one shard, or several
