@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import datasets
 from datasets import Features, List, Value
 
 from arab_mm_tasks.arabculture.tasks import REGION_OF_COUNTRY, REGIONS, gold_index
@@ -210,33 +209,36 @@ def build(
         report.rows_read += 1
         report.skip_or_raise(error, on_bad_records)
     with hub.HubFolderWriter(out_dir, SPLIT) as writer:
-        for config, records in configs.items():  # one config's rows in memory at a time
-            rows = []
-            for index, record in enumerate(reading.progress(records, f"arabculture {config}")):
+        for config, records in configs.items():  # rows go to the writer as they are read: none are held
+            written = 0
+            total = configs.num_rows.get(config)
+            for index, record in enumerate(reading.progress(records, f"arabculture {config}", total=total)):
                 report.rows_read += 1
                 where = configs.where(config, index)
                 try:
-                    rows.append(to_row(record, config, index, where))
+                    row = to_row(record, config, index, where)
                 except ArabCultureRecordError as err:
                     report.skip_or_raise(err, on_bad_records)
                     continue
-                name = f"{where}: {rows[-1]['id']}" if where else rows[-1]["id"]
+                name = f"{where}: {row['id']}" if where else row["id"]
                 if (first := duplicates.first_of(record, name)) is not None:
                     report.duplicates.append(reading.DuplicateRecord(name, first))
                 extra_fields.update(set(record) - set(RAW_FIELDS))
-                _count(rows[-1], stats, unmapped)
-            if not rows:
+                _count(row, stats, unmapped)
+                writer.add_rows(config, FEATURES, [row])
+                writer.add_rows(ALL_CONFIG, FEATURES, [row])
+                written += 1
+            if not written:
                 report.warnings.append(f"config {config!r}: no valid records, not written")
                 continue
-            dataset = datasets.Dataset.from_list(rows, features=FEATURES)
-            writer.write(config, dataset)
-            writer.append(ALL_CONFIG, dataset)
-            report.rows_written += len(rows)
+            writer.close(config)
+            report.rows_written += written
         if not writer.num_rows:
             first = f"; the first: {report.skipped[0].record}: {report.skipped[0].reason}" if report.skipped else ""
             raise reading.SourceError(
                 f"{configs.origin}: no valid ArabCulture records to write ({report.rows_skipped} skipped{first})"
             )
+        writer.close(ALL_CONFIG)  # before the card: its byte counts are final once a config is closed
         absent = sorted(set(REGION_OF_COUNTRY) - set(writer.num_rows))
         report.counts = {c: writer.num_rows[c] for c in [*sorted(set(writer.num_rows) - {ALL_CONFIG}), ALL_CONFIG]}
         report.stats = dict(sorted(stats.items()))

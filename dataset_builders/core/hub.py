@@ -1,10 +1,12 @@
 """The Hub layout, dataset cards and publishing: what every builder does after reading (see `reading`).
 
-A builder turns an authors' release into plain `datasets.Dataset` configs; this module
-owns everything after that, so every benchmark lands on the Hub the same way:
+A builder reads an authors' release record by record and hands its rows to `HubFolderWriter`,
+which writes them as they come (one row group per config held at most); this module owns
+everything after reading, so every benchmark lands on the Hub the same way:
 
     <out_dir>/README.md                                   card (YAML front matter + markdown)
-    <out_dir>/data/<config>/<split>-00000-of-00001.parquet one file per config and split
+    <out_dir>/data/<config>/<split>-00000-of-00001.parquet a config's split: one shard, or several
+                                                          (-00000-of-00003 ...) when it is large
 
 The card's ``configs:`` list (with ``data_files``) is what lets
 ``datasets.load_dataset(str(out_dir), "<config>", split=...)`` and the Hub viewer find each
@@ -17,11 +19,13 @@ import logging
 import re
 import shutil
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
 import datasets
+import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
@@ -34,13 +38,18 @@ _STAGING_DIR = ".data.staging"  # written first, swapped in for data/ only when 
 _CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-def shard_path(config: str, split: str) -> str:
-    """Relative path of a config's single parquet shard (the Hub's own naming)."""
-    return f"{DATA_DIR}/{config}/{split}-00000-of-00001.parquet"
+def shard_name(split: str, index: int, count: int) -> str:
+    """A shard's file name, the Hub's own naming: ``test-00001-of-00003.parquet``."""
+    return f"{split}-{index:05d}-of-{count:05d}.parquet"
+
+
+def shard_path(config: str, split: str, index: int = 0, count: int = 1) -> str:
+    """Relative path of a config's shard (``data/<config>/<split>-00000-of-00001.parquet`` when it has one)."""
+    return f"{DATA_DIR}/{config}/{shard_name(split, index, count)}"
 
 
 def data_files_pattern(config: str, split: str) -> str:
-    """The ``data_files`` glob the card declares for a config's split."""
+    """The ``data_files`` glob the card declares for a config's split (it matches every shard)."""
     return f"{DATA_DIR}/{config}/{split}-*.parquet"
 
 
@@ -66,54 +75,248 @@ def _check_replaceable(data_dir: Path) -> None:
         )
 
 
+def _is_media(feature: Any) -> bool:
+    """An image, video or audio feature, or a list / dict holding one (stored as raw file bytes)."""
+    if isinstance(feature, datasets.Image | datasets.Video | datasets.Audio):
+        return True
+    if isinstance(feature, datasets.List | datasets.LargeList | datasets.Sequence):
+        return _is_media(feature.feature)
+    if isinstance(feature, dict):
+        return any(_is_media(f) for f in feature.values())
+    return False
+
+
+def _leaves(path: str, pa_type: pa.DataType) -> list[str]:
+    """Parquet's leaf column paths under a column (``images.list.element.bytes``): what options name."""
+    if pa.types.is_struct(pa_type):
+        return [leaf for f in pa_type for leaf in _leaves(f"{path}.{f.name}", f.type)]
+    if pa.types.is_list(pa_type) or pa.types.is_large_list(pa_type):
+        return _leaves(f"{path}.list.element", pa_type.value_type)
+    return [path]
+
+
+# Content-defined pages, as `datasets` writes Hub parquet: a rebuilt shard re-uploads only what changed.
+_CDC: dict[str, Any] = (
+    {"use_content_defined_chunking": {"min_chunk_size": 256 * 1024, "max_chunk_size": 1024 * 1024, "norm_level": 0}}
+    if "use_content_defined_chunking" in (pq.ParquetWriter.__doc__ or "")
+    else {}
+)
+
+
+@dataclass(frozen=True)
+class ShardPolicy:
+    """How a config is cut into row groups and shards, as `datasets` cuts what it pushes to the Hub.
+
+    A row group holds ``rows_per_group`` rows (100 images or 10 clips, `datasets`' record batch
+    for media; 1,000 text rows), or fewer when they pass ``group_bytes`` (`datasets`' 100 MB
+    ``MAX_ROW_GROUP_SIZE``): the viewer and a random access read one row group. A shard is closed
+    once it holds ``shard_bytes`` of Arrow data (`datasets`' 500 MB ``MAX_SHARD_SIZE``). Memory
+    is bounded by one row group per open config, whatever the release's size.
+    """
+
+    rows_per_group: int | None = None  # None: from the features, as above
+    group_bytes: int = 100 * 10**6
+    shard_bytes: int = 500 * 10**6
+
+    def group_rows(self, features: datasets.Features) -> int:
+        if self.rows_per_group is not None:
+            return self.rows_per_group
+        media = [f for f in features.values() if _is_media(f)]
+        if any(_holds(f, datasets.Video) for f in media):
+            return 10
+        return 100 if media else 1000
+
+
+def _holds(feature: Any, kind: type) -> bool:
+    if isinstance(feature, kind):
+        return True
+    if isinstance(feature, datasets.List | datasets.LargeList | datasets.Sequence):
+        return _holds(feature.feature, kind)
+    return isinstance(feature, dict) and any(_holds(f, kind) for f in feature.values())
+
+
+DEFAULT_POLICY = ShardPolicy()
+
+
+class _ConfigStream:
+    """One config's rows on their way to its shards: at most one row group is held at a time.
+
+    Rows come in as dicts (`add_rows`) or Arrow tables (`add_table`); dict rows are turned into
+    Arrow every tenth of a row group, so the bytes held are known long before a group is full.
+    Shards are written as ``<split>-00000.parquet``, ... and renamed ``-of-N`` when the config closes.
+    """
+
+    def __init__(self, folder: Path, split: str, features: datasets.Features, policy: ShardPolicy) -> None:
+        self.folder, self.split, self.features, self.policy = folder, split, features, policy
+        self.schema = features.arrow_schema
+        self.group_rows = policy.group_rows(features)
+        self._chunk_rows = max(1, self.group_rows // 10)
+        self._pending: list[dict[str, Any]] = []  # rows not yet Arrow
+        self._tables: list[pa.Table] = []  # Arrow rows of the row group being filled
+        self._held_rows = self._held_bytes = 0
+        self._writer: pq.ParquetWriter | None = None
+        self._shard_bytes = 0
+        self.shards: list[Path] = []
+        self.num_rows = self.num_bytes = 0
+        media = {c for c, f in features.items() if _is_media(f)}
+        leaves = {c: _leaves(c, self.schema.field(c).type) for c in self.schema.names}
+        self._options: dict[str, Any] = {  # as `datasets` writes Hub parquet: media bytes stored as they are
+            "compression": {leaf: "none" if c in media else "snappy" for c, ls in leaves.items() for leaf in ls},
+            "use_dictionary": [leaf for c, ls in leaves.items() if c not in media for leaf in ls],
+            "column_encoding": {leaf: "PLAIN" for c in media for leaf in leaves[c]},
+            "write_page_index": True,
+            **_CDC,
+        }
+
+    def add_rows(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        for row in rows:
+            self._pending.append(row)  # type: ignore[arg-type]
+            if len(self._pending) >= self._chunk_rows:
+                self._convert()
+
+    def add_table(self, table: pa.Table) -> None:
+        if not table.schema.remove_metadata().equals(self.schema.remove_metadata()):
+            raise ValueError(f"{self.folder.name}: rows added with a different schema")
+        self._convert()
+        for offset in range(0, table.num_rows, self._chunk_rows):
+            self._hold(table.slice(offset, self._chunk_rows))
+
+    def _convert(self) -> None:
+        if self._pending:
+            table = pa.Table.from_pylist(self._pending, schema=self.schema)  # media stay raw bytes
+            self._pending = []
+            self._hold(table)
+
+    def _hold(self, table: pa.Table) -> None:
+        self._tables.append(table)
+        self._held_rows += table.num_rows
+        self._held_bytes += table.nbytes
+        if self._held_rows >= self.group_rows or self._held_bytes >= self.policy.group_bytes:
+            self._write_group()
+
+    def _write_group(self) -> None:
+        if not self._tables:
+            return
+        group = pa.concat_tables(self._tables).replace_schema_metadata(self.schema.metadata)
+        self._tables, self._held_rows, self._held_bytes = [], 0, 0
+        if self._writer is None:
+            path = self.folder / f"{self.split}-{len(self.shards):05d}.parquet"
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._writer = pq.ParquetWriter(path, self.schema, **self._options)
+            self.shards.append(path)
+        self._writer.write_table(group, row_group_size=group.num_rows)  # one row group, whatever its chunks
+        nbytes = group.nbytes
+        self.num_rows += group.num_rows
+        self.num_bytes += nbytes
+        self._shard_bytes += nbytes
+        del group
+        if self._shard_bytes >= self.policy.shard_bytes:
+            self._close_shard()
+
+    def _close_shard(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer, self._shard_bytes = None, 0
+
+    def close(self) -> None:
+        """Write what is held, close the last shard and give every shard its ``-of-N`` name."""
+        self._convert()
+        self._write_group()
+        self._close_shard()
+        if not self.shards:  # a config with no rows still gets a (valid, empty) shard
+            self._writer = pq.ParquetWriter(self.folder / f"{self.split}-00000.parquet", self.schema, **self._options)
+            self.shards.append(self.folder / f"{self.split}-00000.parquet")
+            self._close_shard()
+        for index, path in enumerate(self.shards):
+            path.rename(path.with_name(shard_name(self.split, index, len(self.shards))))
+        self.shards = [p.with_name(shard_name(self.split, i, len(self.shards))) for i, p in enumerate(self.shards)]
+
+    @property
+    def rows_held(self) -> int:
+        return self._held_rows + len(self._pending)
+
+    @property
+    def bytes_held(self) -> int:
+        return self._held_bytes
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
 class HubFolderWriter:
-    """Writes a Hub-layout folder one config at a time, so a builder holds one config at most.
+    """Writes a Hub-layout folder as rows arrive, holding at most one row group per open config.
 
     Shards go to a staging folder; `finish` swaps it in for ``data/`` and writes the card.
     A build that raises (use it as a context manager) leaves an existing folder untouched,
-    and a successful one leaves no stale config from an earlier build behind.
+    and a successful one leaves no stale config from an earlier build behind. A large config
+    is cut into several shards (`ShardPolicy`), named as the Hub names them.
     """
 
-    def __init__(self, out_dir: str | Path, split: str = "test") -> None:
+    def __init__(self, out_dir: str | Path, split: str = "test", policy: ShardPolicy | None = None) -> None:
         self.out_dir = Path(out_dir)
         self.split = split
+        self.policy = policy or DEFAULT_POLICY
         self.num_rows: dict[str, int] = {}
         self.num_bytes: dict[str, int] = {}  # Arrow bytes, as `datasets` records split sizes
+        self.shards: dict[str, list[Path]] = {}  # config -> its shards, once closed (final paths under data/)
         self._staging = self.out_dir / _STAGING_DIR
-        self._streams: dict[str, pq.ParquetWriter] = {}
+        self._streams: dict[str, _ConfigStream] = {}
         _check_replaceable(self.out_dir / DATA_DIR)
         if self._staging.exists():
             shutil.rmtree(self._staging)  # a crashed earlier build's leftovers; the name is ours
         self._staging.mkdir(parents=True)
 
-    def append(self, config: str, dataset: datasets.Dataset) -> None:
-        """Add rows to a config's shard; it stays open until `finish` (for ``all``-style configs)."""
-        _check_config_name(config)
-        schema = dataset.features.arrow_schema
+    def _stream(self, config: str, features: datasets.Features) -> _ConfigStream:
         stream = self._streams.get(config)
         if stream is None:
-            path = self._staging / shard_path(config, self.split).removeprefix(DATA_DIR + "/")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            stream = self._streams[config] = pq.ParquetWriter(path, schema)
-        elif not stream.schema.equals(schema):
+            _check_config_name(config)
+            if config in self.shards:
+                raise ValueError(f"config {config!r} written twice")
+            stream = self._streams[config] = _ConfigStream(self._staging / config, self.split, features, self.policy)
+            self.num_rows.setdefault(config, 0)
+            self.num_bytes.setdefault(config, 0)
+        elif features is not stream.features and not stream.schema.equals(features.arrow_schema):
             raise ValueError(f"config {config!r}: rows appended with a different schema")
-        for table in dataset.with_format("arrow").iter(batch_size=10_000):
-            stream.write_table(table.replace_schema_metadata(schema.metadata))
-            self.num_bytes[config] = self.num_bytes.get(config, 0) + table.nbytes
-        self.num_rows[config] = self.num_rows.get(config, 0) + len(dataset)
+        return stream
+
+    def add_rows(self, config: str, features: datasets.Features, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Add rows (dicts of `features`' storage values: media as ``{"bytes", "path"}``) to a config."""
+        stream = self._stream(config, features)
+        stream.add_rows(rows)
+        self._count(config, stream)
+
+    def append(self, config: str, dataset: datasets.Dataset) -> None:
+        """Add a `datasets.Dataset`'s rows to a config; it stays open until `close` or `finish`."""
+        stream = self._stream(config, dataset.features)
+        for table in dataset.with_format("arrow").iter(batch_size=stream.group_rows):
+            stream.add_table(table)
+        self._count(config, stream)
 
     def write(self, config: str, dataset: datasets.Dataset) -> None:
-        """Write a whole config at once and close its shard."""
-        if config in self.num_rows:
+        """Write a whole config at once and close it."""
+        if config in self._streams or config in self.shards:
             raise ValueError(f"config {config!r} written twice")
         self.append(config, dataset)
-        self._streams.pop(config).close()
+        self.close(config)
+
+    def close(self, config: str) -> None:
+        """Write a config's last rows and name its shards; rows added to it later are refused."""
+        stream = self._streams.pop(config)
+        stream.close()
+        self._count(config, stream)
+        self.shards[config] = [self.out_dir / DATA_DIR / config / p.name for p in stream.shards]
+
+    def _count(self, config: str, stream: _ConfigStream) -> None:
+        # Rows still held count as written: a build's report and card count what `finish` will write.
+        self.num_rows[config] = stream.num_rows + stream.rows_held
+        self.num_bytes[config] = stream.num_bytes + stream.bytes_held
 
     def finish(self, card: str) -> Path:
-        """Close every shard, replace ``data/`` with the new shards and write the card."""
-        for stream in self._streams.values():
-            stream.close()
-        self._streams.clear()
+        """Close every config, replace ``data/`` with the new shards and write the card."""
+        for config in list(self._streams):
+            self.close(config)
         data_dir = self.out_dir / DATA_DIR
         _check_replaceable(data_dir)
         if data_dir.exists():
@@ -124,7 +327,7 @@ class HubFolderWriter:
 
     def abort(self) -> None:
         for stream in self._streams.values():
-            stream.close()
+            stream.abort()
         self._streams.clear()
         shutil.rmtree(self._staging, ignore_errors=True)
 
@@ -141,7 +344,7 @@ class HubFolderWriter:
 def write_hub_folder(
     out_dir: str | Path, configs: Mapping[str, datasets.Dataset], card: str, split: str = "test"
 ) -> Path:
-    """Write every config's `split` as ``data/<config>/<split>-00000-of-00001.parquet`` plus the card."""
+    """Write every config's `split` as ``data/<config>/<split>-0000i-of-0000N.parquet`` plus the card."""
     with HubFolderWriter(out_dir, split) as writer:
         for config, dataset in configs.items():
             writer.write(config, dataset)

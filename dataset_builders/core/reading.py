@@ -190,6 +190,27 @@ def read_jsonl(path: Path, error: type[BadRecord] = BadRecord) -> Iterator[Jsonl
             offset += len(line)
 
 
+def parquet_records(file: str | Path, batch_size: int = 64) -> Iterator[dict[str, Any]]:
+    """A parquet file's rows, reading one row group at a time and `batch_size` rows of it at once.
+
+    One `iter_batches` over the whole file kept what it had read allocated (222 MiB after 4,800
+    of 5,000 image rows, pyarrow 26); a reader per row group frees it when the group is done.
+    A buffered stream without pre-buffering reads a column chunk page by page instead of whole, so
+    what is held is one page per column (a page is read whole): bounded by how the file was
+    written (pages of ~1 MB, or one write batch of 1,024 rows when a binary column is written
+    without content-defined chunking), never by the number of rows in the file.
+    """
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(file, buffer_size=1 << 20, pre_buffer=False)
+    try:
+        for group in range(parquet.num_row_groups):
+            for batch in parquet.iter_batches(batch_size=batch_size, row_groups=[group], use_threads=False):
+                yield from batch.to_pylist()
+    finally:
+        parquet.close()
+
+
 class DuplicateTracker:
     """Finds records that repeat an earlier record exactly (every field equal), by a digest of each.
 
@@ -209,8 +230,12 @@ class DuplicateTracker:
         return first
 
 
-def progress(records: Iterable[T], desc: str) -> Iterable[T]:
-    """`records` with a progress bar on stderr when stderr is a terminal (a full release takes minutes)."""
+def progress(records: Iterable[T], desc: str, total: int | None = None) -> Iterable[T]:
+    """`records` with a progress bar on stderr when stderr is a terminal (a full release takes minutes).
+
+    The bar counts rows read, out of `total` when the source knows it (parquet metadata, a
+    ``save_to_disk`` dataset, a .jsonl indexed first), with the rate and the time left.
+    """
     from tqdm.auto import tqdm
 
-    return tqdm(records, desc=desc, unit=" rows", disable=None, leave=False)
+    return tqdm(records, desc=desc, total=total, unit=" rows", unit_scale=True, disable=None, leave=False)

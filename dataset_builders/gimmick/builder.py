@@ -27,10 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import datasets
-import pyarrow as pa
 from datasets import Features, Image, List, Value, Video
-from datasets.table import InMemoryTable
 
 from arab_mm_tasks.gimmick.vocabulary import REGION_CODE_OF, region_codes
 from dataset_builders.core import hub, reading
@@ -64,7 +61,6 @@ DEFAULT_SOURCES = {"sivqa": SOURCE_REPOS["sivqa"], "coqa": SOURCE_REPOS["coqa"]}
 CONFIGS = tuple(RELEASE_COUNTS)
 SEED = 1312  # the authors' seed (main.py seed_everything)
 MIN_CENTER_FRAME_SIMILARITY = 0.5  # paper L140 keeps clips with similarity > 0.5
-BATCH_ROWS = 32
 
 OnBadRecords = Literal["error", "warn", "skip"]
 _STR, _STRS = Value("string"), List(Value("string"))
@@ -180,24 +176,20 @@ CONVERTERS: dict[str, Callable[[Mapping[str, Any], str, Source, _Context], dict[
 
 
 class _Sink:
-    """Buffers one config's rows and appends them to the writer in small batches (bounded memory)."""
+    """One config's way to the writer, which holds at most a row group of it; the ids seen, for duplicates."""
 
     def __init__(self, writer: hub.HubFolderWriter, config: str, features: Features) -> None:
         self.writer, self.config, self.features = writer, config, features
-        self.rows: list[dict[str, Any]] = []
         self.ids: set[str] = set()
+        self.written = False
 
     def add(self, rows: Iterable[dict[str, Any]]) -> None:
-        self.rows.extend(rows)
-        if len(self.rows) >= BATCH_ROWS:
-            self.flush()
+        self.writer.add_rows(self.config, self.features, rows)  # media stay raw bytes
+        self.written = True
 
-    def flush(self) -> None:
-        if self.rows:
-            table = pa.Table.from_pylist(self.rows, schema=self.features.arrow_schema)  # media stay raw bytes
-            info = datasets.DatasetInfo(features=self.features)
-            self.writer.append(self.config, datasets.Dataset(InMemoryTable(table), info=info, fingerprint="batch"))
-            self.rows = []
+    def close(self) -> None:
+        if self.written:
+            self.writer.close(self.config)
 
 
 def _duplicate(sinks: Mapping[str, _Sink], rows: Mapping[str, list[dict]], rid: str, name: str) -> None:
@@ -289,7 +281,7 @@ def _read(
     for error in source.bad_lines:  # .jsonl lines with no record: read, and skipped or fatal like any bad record
         report.rows_read += 1
         report.skip_or_raise(error, on_bad_records)
-    for index, record in enumerate(reading.progress(source, f"gimmick {source.name}")):
+    for index, record in enumerate(reading.progress(source, f"gimmick {source.name}", total=source.num_rows)):
         report.rows_read += 1
         rid = _rid(source.name, index, record, source.where(index))
         try:
@@ -303,10 +295,11 @@ def _read(
         report.rows_written += 1
         kept = {out: record.get(column) for out, column in extras.items()}
         for config, config_rows in rows.items():
-            sinks[config].ids.update(row["id"] for row in config_rows)
-            sinks[config].add({**row, **kept} for row in config_rows)
+            if config_rows:  # a config with no rows at all is not written (reported)
+                sinks[config].ids.update(row["id"] for row in config_rows)
+                sinks[config].add([{**row, **kept} for row in config_rows])
     for sink in sinks.values():
-        sink.flush()
+        sink.close()
 
 
 def _stats(sources: Mapping[str, Source], ctx: _Context, seed: int) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import math
 import os
+from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,8 @@ from dataset_builders.core.release import download_release
 SPLIT = "test"
 SOURCE_REPOS = {"sivqa": "floschne/gimmick-sivqa", "vvqa": "floschne/gimmick-vvqa", "coqa": "floschne/gimmick-coqa"}
 RELEASE_COUNTS = {"civqa": 2233, "cvvqa": 1809, "coqa_c": 982, "coqa_r": 759, "ckqa": 728}  # paper Table 1
-BATCH = 64
+BATCH = 64  # rows turned into Python dicts at once
+INFER_CHUNK = 1000  # .jsonl values typed at once
 Record = dict[str, Any]
 
 
@@ -64,14 +66,16 @@ class Source:
     columns: list[str] = field(default_factory=list)
     _open: Callable[[], Iterator[Record]] = field(default=lambda: iter(()), repr=False)
     bad_lines: list[BadRecord] = field(default_factory=list)  # .jsonl lines with no record, named <file>:<line>
-    locations: list[str] | None = None  # .jsonl: "<file>:<line>" of each record, in order
+    num_rows: int | None = None  # records to read, when the form says (the progress bar's total)
+    lines: array[int] | None = None  # .jsonl: the line number of each record, in order (8 bytes a record)
+    path: Path | None = None  # .jsonl: the file
 
     def __iter__(self) -> Iterator[Record]:
         return self._open()
 
     def where(self, index: int) -> str | None:
         """``<file>:<line>`` of the `index`-th record, when the source has lines."""
-        return self.locations[index] if self.locations is not None and index < len(self.locations) else None
+        return f"{self.path}:{self.lines[index]}" if self.lines is not None and index < len(self.lines) else None
 
 
 def read_source(name: str, source: str | os.PathLike[str]) -> Source:
@@ -109,11 +113,11 @@ def _parquet(name: str, origin: str, files: list[Path], base_dir: Path) -> Sourc
 
     def records() -> Iterator[Record]:
         for file in files:
-            for batch in pq.ParquetFile(file).iter_batches(batch_size=BATCH):
-                yield from batch.to_pylist()
+            yield from reading.parquet_records(file, BATCH)
 
     features = datasets.Features.from_arrow_schema(schema)
-    return Source(name, origin, False, base_dir, features, list(schema.names), records)
+    num_rows = sum(pq.read_metadata(file).num_rows for file in files)
+    return Source(name, origin, False, base_dir, features, list(schema.names), records, num_rows=num_rows)
 
 
 def _saved(name: str, path: Path) -> Source:
@@ -122,24 +126,67 @@ def _saved(name: str, path: Path) -> Source:
         if SPLIT not in loaded and len(loaded) != 1:
             raise SourceError(f"{name} source {path}: no {SPLIT!r} split (has {sorted(loaded)})")
         loaded = loaded[SPLIT] if SPLIT in loaded else next(iter(loaded.values()))
+    files = [Path(f["filename"]) for f in loaded.cache_files]
+    # load_from_disk concatenates its .arrow files in order; without an indices mapping they are the rows.
+    streamable = loaded._indices is None and bool(files) and all(_is_arrow_stream(file) for file in files)
 
     def records() -> Iterator[Record]:
-        for table in loaded.with_format("arrow").iter(batch_size=BATCH):  # raw storage: media stay bytes
-            yield from table.to_pylist()
+        if streamable:  # read batch by batch: a memory map would keep every page it read resident
+            count = 0
+            for file in files:
+                for record in _arrow_records(file, loaded.column_names):
+                    count += 1
+                    yield record
+            if count != len(loaded):
+                raise SourceError(f"{name} source {path}: its .arrow files hold {count} rows, not {len(loaded)}")
+        else:
+            for table in loaded.with_format("arrow").iter(batch_size=BATCH):  # raw storage: media stay bytes
+                yield from table.to_pylist()
 
-    return Source(name, str(path), False, path, loaded.features, list(loaded.column_names), records)
+    columns = list(loaded.column_names)
+    return Source(name, str(path), False, path, loaded.features, columns, records, num_rows=len(loaded))
+
+
+def _is_arrow_stream(file: Path) -> bool:
+    """Whether `file` is an Arrow IPC stream, as `save_to_disk` writes (only its schema is read)."""
+    try:
+        with pa.OSFile(str(file)) as f, pa.ipc.open_stream(f):
+            return True
+    except (pa.ArrowInvalid, OSError):
+        return False
+
+
+def _arrow_records(file: Path, columns: list[str]) -> Iterator[Record]:
+    with pa.OSFile(str(file)) as f, pa.ipc.open_stream(f) as reader:
+        while True:
+            try:
+                batch = reader.read_next_batch().select(columns)
+            except StopIteration:
+                return
+            for start in range(0, batch.num_rows, BATCH):
+                yield from batch.slice(start, BATCH).to_pylist()
 
 
 def _jsonl(name: str, path: Path) -> Source:
-    lines = list(read_jsonl(path, GimmickRecordError))  # a malformed line is a bad record, for the build to skip
-    if not lines:
+    """A .jsonl read twice: once here for its columns, bad lines and line numbers, then per iteration."""
+    lines, bad, columns = array("q"), [], {}
+    for line in read_jsonl(path, GimmickRecordError):  # a malformed line is a bad record, for the build to skip
+        if line.record is None:
+            bad.append(line.error)
+        else:
+            lines.append(line.line_no)
+            columns.update(dict.fromkeys(line.record))
+    if not lines and not bad:
         raise SourceError(f"{name} source {path}: no records (the file is empty or holds only blank lines)")
-    rows = [line.record for line in lines if line.record is not None]
-    columns = list(dict.fromkeys(key for row in rows for key in row))
+
+    def records() -> Iterator[Record]:
+        for line in read_jsonl(path, GimmickRecordError):
+            if line.record is not None:
+                yield line.record
+
     return Source(
-        name, str(path), False, path.parent, None, columns, lambda: iter(rows),
-        bad_lines=[line.error for line in lines if line.error is not None],
-        locations=[line.where for line in lines if line.record is not None],
+        name, str(path), False, path.parent, None, list(columns), records,
+        bad_lines=bad, num_rows=len(lines), lines=lines, path=path,
     )  # fmt: skip
 
 
@@ -173,19 +220,40 @@ def is_media(feature: Any) -> bool:
 
 
 def infer_features(source: Source, columns: list[str]) -> datasets.Features:
-    """The types of `columns`: as the source records them, else inferred from every value (jsonl)."""
+    """The types of `columns`: as the source records them, else inferred from every value (jsonl).
+
+    One pass, a chunk of values at a time: the chunks' types are unified as Arrow would type the
+    whole column (ints and floats give floats, nulls take the other type, struct fields merge).
+    """
     if source.features is not None and all(c in source.features for c in columns):
         return datasets.Features({c: source.features[c] for c in columns})
-    types = {}
-    for column in columns:  # one at a time, so an error can name the column
+    types: dict[str, pa.DataType] = {column: pa.null() for column in columns}
+    chunk: list[Record] = []
+    for record in source:
+        chunk.append(record)
+        if len(chunk) == INFER_CHUNK:
+            _unify_types(source, types, chunk)
+            chunk = []
+    _unify_types(source, types, chunk)
+    return datasets.Features.from_arrow_schema(pa.schema(list(types.items())))
+
+
+def _unify_types(source: Source, types: dict[str, pa.DataType], records: list[Record]) -> None:
+    for column in types:  # one at a time, so an error can name the column
         try:
-            types[column] = pa.array([record.get(column) for record in source]).type
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as err:
+            found = pa.array([record.get(column) for record in records]).type
+            types[column] = (
+                pa.unify_schemas(
+                    [pa.schema([(column, types[column])]), pa.schema([(column, found)])], promote_options="permissive"
+                )
+                .field(column)
+                .type
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError) as err:
             # A kept column must have one type; a jsonl whose rows disagree cannot be kept as released.
             raise SourceError(
                 f"{source.name} source {source.origin}: column {column!r} mixes value types ({err})"
             ) from None
-    return datasets.Features.from_arrow_schema(pa.schema(list(types.items())))
 
 
 def extra_columns(
