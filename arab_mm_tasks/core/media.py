@@ -7,10 +7,16 @@ lists of RGB PIL images, and GIMMICK CVVQA feeds its 10 s clips as one frame per
 
 Everything is decoded here, eagerly, so a broken record fails with a `MediaError` naming the
 record and field instead of deep inside a model. The frame rule is in `video_frames`.
+
+With ``lazy=True`` (what task renderers ask for) the images returned hold no pixels: they are
+`arab_mm_tasks.core.lazy_image.LazyImage`s that decode the record's bytes again when a model
+uses them, to the same pixels, and drop them soon after. Harnesses build every request before
+the first one runs, so eager pixels would all be held at once (`docs/benchmarks.md`).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import io
 import math
@@ -24,6 +30,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from arab_mm_tasks.core.lazy_image import lazy_images
 from arab_mm_tasks.core.spec import RecordError
 
 # Chosen by benchmarks/frames.py (docs/benchmarks.md; 10 s 1280x720 H.264 @25 fps with B-frames, 2 cores),
@@ -100,11 +107,18 @@ def png_bytes(image: Image.Image | bytes) -> bytes:
     return buffer.getvalue()
 
 
-def load_image(value: Any, *, record: str, field: str = "image") -> Image.Image:
+def load_image(value: Any, *, record: str, field: str = "image", lazy: bool = False) -> Image.Image:
     """An RGB PIL image from a PIL image, bytes, a path or a `{"bytes", "path"}` dict.
 
     Pixels are decoded here (PIL opens lazily), so truncated or corrupt data raises `MediaError` now.
+    With `lazy`, an image given as bytes or a path comes back as a `LazyImage` that keeps a
+    reference to those bytes (not a copy) and decodes them again when used; a PIL image given is
+    returned as without `lazy`, since its pixels are held by the caller anyway.
     """
+    if lazy and not isinstance(value, Image.Image):
+        raw = _raw(value, record=record, field=field)
+        decode = functools.partial(_decoded_images, raw, record, field)
+        return lazy_images(decode, decode())[0]
     try:
         if isinstance(value, Image.Image):
             value.load()
@@ -119,13 +133,18 @@ def load_image(value: Any, *, record: str, field: str = "image") -> Image.Image:
         raise MediaError(record, field, f"is not a readable image ({type(err).__name__}: {err})") from err
 
 
-def load_images(values: Any, *, record: str, field: str = "images") -> list[Image.Image]:
+def _decoded_images(raw: bytes | Path, record: str, field: str) -> list[Image.Image]:
+    """`load_image` of bytes or a path, as a one-image list: a `LazyImage`'s decode."""
+    return [load_image(raw, record=record, field=field)]
+
+
+def load_images(values: Any, *, record: str, field: str = "images", lazy: bool = False) -> list[Image.Image]:
     """`load_image` for each item; an empty list is an error, since a multi-image prompt needs an image."""
     if not isinstance(values, list | tuple):
         raise MediaError(record, field, f"is a {type(values).__name__}, expected a list of images")
     if not values:
         raise MediaError(record, field, "is an empty list; a multi-image prompt needs at least one image")
-    return [load_image(value, record=record, field=f"{field}[{i}]") for i, value in enumerate(values)]
+    return [load_image(value, record=record, field=f"{field}[{i}]", lazy=lazy) for i, value in enumerate(values)]
 
 
 def _select(times: Sequence[float], fps: float, max_frames: int | None) -> tuple[list[int], float]:
@@ -315,6 +334,7 @@ def video_frames(
     max_frames: int | None = None,
     max_side: int | None = None,
     backend: str | None = None,
+    lazy: bool = False,
 ) -> VideoFrames:
     """Frames of a clip at `fps` (GIMMICK: 1 per second), as RGB images with their presentation times.
 
@@ -333,6 +353,8 @@ def video_frames(
     Args:
         value: mp4 (or any FFmpeg-readable) bytes, a path, or a `{"bytes", "path"}` dict.
         backend: "pyav" or "decord"; None = `DEFAULT_VIDEO_BACKEND` (PyAV where decord is missing).
+        lazy: return `LazyImage` frames, which keep a reference to the clip's bytes (or its path)
+            and decode the clip again, with the same settings and backend, when one is used.
     Raises:
         MediaError: no bytes or file, not a video, no video stream or frame, a clip truncated (fewer
             frames, or a shorter span, than its container promises), or undecodable data.
@@ -361,4 +383,16 @@ def video_frames(
     if max_side is not None:
         for image in images:
             image.thumbnail((max_side, max_side), Image.Resampling.BICUBIC)
+    if lazy:
+        again = dict(record=record, field=field, fps=fps, max_frames=max_frames, max_side=max_side, backend=name)
+        decode = functools.partial(_frames_again, raw, again, len(images))
+        images = lazy_images(decode, images)
     return VideoFrames(images=images, timestamps=timestamps, duration=duration, backend=name)
+
+
+def _frames_again(raw: bytes | Path, settings: dict[str, Any], count: int) -> list[Image.Image]:
+    """A lazy clip's frames, decoded again as the first time (the same count, or a `MediaError`)."""
+    images = video_frames(raw, **settings).images
+    if len(images) != count:  # only if the file at a path changed in between
+        raise MediaError(settings["record"], settings["field"], f"gave {len(images)} frames, not {count} as before")
+    return images

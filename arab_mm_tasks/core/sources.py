@@ -16,6 +16,7 @@ whose message is one line saying what to do; lm-eval and our command lines print
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import os
@@ -26,6 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 from arab_mm_tasks.core.benchmark import Benchmark
 from arab_mm_tasks.core.registry import get_benchmark
@@ -287,3 +289,39 @@ def _hub_error(source: DatasetSource, err: Exception, benchmark: str | None) -> 
     if "Couldn't reach" in text or "offline" in text.lower() or isinstance(err, ConnectionError):
         return DataSourceError(f"cannot reach {source.path} on the Hub (offline, or HF_HUB_OFFLINE=1).{hint}")
     return DataSourceError(f"cannot load {source.path}: {text.splitlines()[0] if text else type(err).__name__}")
+
+
+def _undecoded(feature: Any) -> Any:
+    """`feature` with every image and video in it set to ``decode=False``."""
+    import datasets
+
+    if isinstance(feature, datasets.Image | datasets.Video):
+        return dataclasses.replace(feature, decode=False)
+    if isinstance(feature, datasets.List | datasets.LargeList):
+        return dataclasses.replace(feature, feature=_undecoded(feature.feature))
+    if isinstance(feature, dict):
+        return {key: _undecoded(value) for key, value in feature.items()}
+    if isinstance(feature, list | tuple):
+        return type(feature)(_undecoded(value) for value in feature)
+    return feature
+
+
+def without_media_decoding(dataset: Any) -> Any:
+    """The dataset with its images and videos left as ``{"bytes", "path"}`` dicts, for a harness.
+
+    lm-eval keeps every document of a run (in its requests) until the run ends; with `datasets`
+    decoding `Image` columns each document would hold its decoded pictures. The media layer reads
+    the dicts as well (`arab_mm_tasks.core.media`), and renders lazy images from their bytes. A
+    top-level column is recast in place (no data is copied); a list of images needs one arrow pass
+    (`Dataset.cast`, cached next to the dataset, no image decoded).
+    """
+    import datasets
+
+    features = datasets.Features({name: _undecoded(feature) for name, feature in dataset.features.items()})
+    changed = [name for name in features if features[name] != dataset.features[name]]
+    nested = [name for name in changed if not hasattr(features[name], "decode_example")]
+    if nested:
+        return dataset.cast(features)
+    for name in changed:
+        dataset = dataset.cast_column(name, features[name])
+    return dataset

@@ -108,7 +108,7 @@ def vqa_answer(doc: Mapping[str, Any]) -> str:
 
 def render_civqa(doc: Mapping[str, Any], hint: Hint) -> Request:
     """The image, then the question (the authors' code puts a single image before the prompt)."""
-    image = load_image(_field(doc, "image"), record=_record(doc), field="image")
+    image = load_image(_field(doc, "image"), record=_record(doc), field="image", lazy=True)
     return Request(_placeholders(1) + vqa_text(doc, hint), target=vqa_answer(doc), images=[image])
 
 
@@ -116,8 +116,9 @@ def render_civqa(doc: Mapping[str, Any], hint: Hint) -> Request:
 class FrameSettings:
     """Per-run limits on CVVQA frames; by default none (every 1 fps frame, native resolution).
 
-    lm-eval builds every request before generating, so a run holds all frames of all clips in
-    memory (about 10 x width x height x 3 bytes per clip); `max_side` bounds that. `max_frames`
+    Frames are decoded when the request is rendered (to check the clip) and again when the model
+    uses them (`lazy=True`): a waiting request holds none, so memory does not grow with the number
+    of clips; `max_side` bounds the size of what the model gets (and decoding time). `max_frames`
     keeps that many frames spread over the clip, for models with a small image budget (lm-eval's
     `max_images` would instead keep the *first* frames). Set with lm-eval ``--metadata
     '{"gimmick_max_frames": 8, "gimmick_max_side": 448}'`` or `configure_frames`.
@@ -144,6 +145,7 @@ def render_cvvqa(doc: Mapping[str, Any], hint: Hint) -> Request:
         fps=VIDEO_FPS,
         max_frames=FRAMES.max_frames,
         max_side=FRAMES.max_side,
+        lazy=True,  # requests wait for the model in their thousands: frames are decoded again when used
     ).images
     return Request(_placeholders(len(frames)) + vqa_text(doc, hint), target=vqa_answer(doc), images=frames)
 
@@ -175,7 +177,7 @@ def render_coqa(doc: Mapping[str, Any], origin: Literal["c", "r"], modality: Mod
     options, answer = list(_field(doc, "options")), coqa_answer(doc)
     if len(options) != len(OPTION_LETTERS):
         raise RecordError(f"{_record(doc)}: field 'options' has {len(options)} options, expected 4")
-    images = load_images(_field(doc, "images"), record=_record(doc)) if modality != "text" else []
+    images = load_images(_field(doc, "images"), record=_record(doc), lazy=True) if modality != "text" else []
     lines = [coqa_question(doc, origin, modality), COQA_INSTRUCTION, ""]
     lines += [f"{letter}. {option}" for letter, option in zip(OPTION_LETTERS, options, strict=True)]
     lines += ["", "Your answer letter:"]
@@ -206,7 +208,7 @@ def ckqa_description(doc: Mapping[str, Any]) -> str:
 
 def _ckqa_request(task_text: str, doc: Mapping[str, Any], with_images: bool, target: str) -> Request:
     """Figures 138-139: the task, the CEF's images (one placeholder line each), then "Your answer:"."""
-    images = load_images(_field(doc, "images"), record=_record(doc)) if with_images else []
+    images = load_images(_field(doc, "images"), record=_record(doc), lazy=True) if with_images else []
     body = f"{task_text}\n\n" + (_placeholders(len(images)) + "\n" if images else "") + "Your answer:"
     return Request(body, target=target, images=images)
 

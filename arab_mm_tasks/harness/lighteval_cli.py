@@ -35,6 +35,10 @@ lighteval without the bug, or without the attribute, is left alone):
 6. Default data: a benchmark with no published repo reads the authors' release, built on first use
    into the user cache (`arab_mm_tasks.core.sources`); its task configs name that build folder,
    and the loader builds it when it is not there yet.
+7. Media of our tasks: their datasets are loaded with images and videos left undecoded
+   (`sources.without_media_decoding`), so a row holds compressed bytes and ``Doc.images`` are lazy
+   images decoded when the model uses them (`arab_mm_tasks.core.lazy_image`): lighteval builds
+   every ``Doc`` of a run before the first generation, and eager pixels would all be held at once.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from arab_mm_tasks.core.sources import (
     local_dataset_cache_dir,
     release_source_at,
     user_cache_dir,
+    without_media_decoding,
 )
 from arab_mm_tasks.harness.lighteval_tasks import MODULE
 
@@ -227,7 +232,11 @@ def patch_response_cache() -> None:
     cls.__init__ = __init__
 
 
+UNDECODED_MEDIA: set[str] = set()  # patch 7: the dataset paths (``hf_repo``) of our tasks in this process
+
+
 def patch_local_dataset_cache() -> None:
+    """Patches 5 and 6, and 7 for the paths in `UNDECODED_MEDIA`."""
     from lighteval.tasks import lighteval_task
 
     load = getattr(lighteval_task, "load_dataset", None)
@@ -235,6 +244,16 @@ def patch_local_dataset_cache() -> None:
         return
 
     def load_dataset(path: str, *args: Any, **kwargs: Any) -> Any:
+        if path in UNDECODED_MEDIA:
+            import datasets
+
+            loaded = load_dataset_cached(path, *args, **kwargs)
+            if isinstance(loaded, datasets.DatasetDict):
+                return datasets.DatasetDict({split: without_media_decoding(ds) for split, ds in loaded.items()})
+            return without_media_decoding(loaded)
+        return load_dataset_cached(path, *args, **kwargs)
+
+    def load_dataset_cached(path: str, *args: Any, **kwargs: Any) -> Any:
         release = release_source_at(path, kwargs.get("revision"))
         if release is not None:  # patch 6: the authors' release, built on first use
             path = str(ensure_built(release, kwargs.get("name") or args[0]))
@@ -289,6 +308,7 @@ def run(args: Sequence[str]) -> int:
     patch_registry({MODULE: module})
     patch_details_hashing()
     patch_response_cache()
+    UNDECODED_MEDIA.update(config.hf_repo for config in module.TASKS_TABLE)
     patch_local_dataset_cache()
 
     from lighteval.__main__ import app

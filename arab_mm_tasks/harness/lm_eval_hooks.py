@@ -3,6 +3,7 @@
 - `load_dataset`: lm-eval's `custom_dataset`. It receives the task's `dataset_kwargs`
   (benchmark, config, split) and the run's ``--metadata``, so ``--metadata
   '{"arabculture_path": "/data/arabculture"}'`` points a run at a local folder or another repo.
+  Images and videos are left undecoded (compressed bytes in each document).
 - ``process_docs_<task name>`` (multiple choice): adds the request columns (`request_query`,
   `request_choices`, `request_gold`) that the YAML's `doc_to_text` / `doc_to_choice` /
   `doc_to_target` read.
@@ -32,7 +33,7 @@ from lm_eval.api.samplers import ContextSampler
 from arab_mm_tasks.core import judging
 from arab_mm_tasks.core.registry import all_specs, get_benchmark
 from arab_mm_tasks.core.scoring import aggregator, needs_images, score_sample
-from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, load_split
+from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, load_split, without_media_decoding
 from arab_mm_tasks.core.spec import Request, TaskSpec
 
 PROCESS_DOCS_PREFIX = "process_docs_"
@@ -50,7 +51,9 @@ def load_dataset(*, benchmark: str, config: str, split: str, **metadata: Any):
     if bench.configure is not None:  # the benchmark's own run options (GIMMICK's frame limits)
         bench.configure(metadata)
     source = DatasetSource.from_metadata(benchmark, metadata)
-    return datasets.DatasetDict({split: load_split(source, config, split, benchmark)})
+    # Undecoded media: lm-eval keeps every document until the run ends, so each holds compressed
+    # bytes, and its requests lazy images (`arab_mm_tasks.core.lazy_image`), not pixels.
+    return datasets.DatasetDict({split: without_media_decoding(load_split(source, config, split, benchmark))})
 
 
 def make_process_docs(spec: TaskSpec) -> Callable:
