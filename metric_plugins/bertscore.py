@@ -8,9 +8,9 @@ recall the reference side, F1 is their harmonic mean. Reported x100.
 
 Why not the `bert_score` package: it pins matplotlib and pandas into the install and offers no
 layer for CAMeLBERT; the computation is the few lines below on `transformers`, following its
-conventions so numbers compare: [CLS] and [SEP] are left out of the matching, embeddings come
-from one hidden layer, IDF weights (when on) are ``log((M + 1) / (df + 1))`` over the M
-references, no baseline rescaling.
+conventions so numbers compare: [CLS] and [SEP] stay in the similarity matrix (a token may
+match them) but weigh 0 in the averages, embeddings come from one hidden layer, IDF weights
+(when on) are ``log((M + 1) / (df + 1))`` over the M references, no baseline rescaling.
 
 Defaults and decisions (docs/fidelity.md):
 - ``model``: `CAMeL-Lab/bert-base-arabic-camelbert-mix` (`metric_plugins.models`), the CAMeLBERT
@@ -56,40 +56,45 @@ def _layer(model_name: str, model: Any, layer: int | None) -> int:
     return layer
 
 
-def _embed(
-    texts: list[str], tokenizer: Any, model: Any, layer: int, on: str, batch_size: int
-) -> list[tuple[Any, list[int]]]:
-    """Per text: its token embeddings (normalised, special tokens removed) and their token ids."""
+Embedded = tuple[Any, list[int]]  # a text's normalised token embeddings, and its token ids (None for [CLS]/[SEP])
+
+
+def _embed(texts: list[str], tokenizer: Any, model: Any, layer: int, on: str, batch_size: int) -> list[Embedded]:
+    """Per text: its token embeddings (normalised, padding removed) and their ids, special tokens as None."""
     import torch
 
-    def encode(batch: list[str]) -> list[tuple[Any, list[int]]]:
+    def encode(batch: list[str]) -> list[Embedded]:
         enc = tokenizer(batch, padding=True, truncation=True, return_tensors="pt", return_special_tokens_mask=True)
         special = enc.pop("special_tokens_mask")
         hidden = model(**enc.to(on), output_hidden_states=True).hidden_states[layer]
         hidden = torch.nn.functional.normalize(hidden, dim=-1).cpu()
-        keep = (enc["attention_mask"].cpu() == 1) & (special == 0)
-        return [(hidden[i][keep[i]], enc["input_ids"][i].cpu()[keep[i]].tolist()) for i in range(len(batch))]
+        keep = enc["attention_mask"].cpu() == 1
+        out = []
+        for i in range(len(batch)):
+            ids = enc["input_ids"][i].cpu()[keep[i]].tolist()
+            flags = special[i][keep[i]].tolist()
+            out.append((hidden[i][keep[i]], [None if flag else token for token, flag in zip(ids, flags, strict=True)]))
+        return out
 
     return map_batched(texts, encode, batch_size=batch_size, desc="BERTScore")
 
 
-def _idf(references: list[list[int]]) -> dict[int, float]:
-    df = Counter(token for ids in references for token in set(ids))
+def _idf(references: list[list[int | None]]) -> dict[int, float]:
+    df = Counter(token for ids in references for token in set(ids) if token is not None)
     total = len(references)
     return {token: math.log((total + 1) / (count + 1)) for token, count in df.items()} | {-1: math.log(total + 1)}
 
 
-def _weights(ids: list[int], idf: dict[int, float] | None) -> Any:
+def _weights(ids: list[int | None], idf: dict[int, float] | None) -> Any:
+    """Each token's weight in the average: its IDF (1 without), and 0 for [CLS]/[SEP] as bert_score does."""
     import torch
 
-    if idf is None:
-        return torch.ones(len(ids))
-    return torch.tensor([idf.get(token, idf[-1]) for token in ids])
+    return torch.tensor([0.0 if t is None else 1.0 if idf is None else idf.get(t, idf[-1]) for t in ids])
 
 
-def _greedy(cand: tuple[Any, list[int]], ref: tuple[Any, list[int]], idf: dict[int, float] | None) -> tuple:
+def _greedy(cand: Embedded, ref: Embedded, idf: dict[int, float] | None) -> tuple:
     (c_emb, c_ids), (r_emb, r_ids) = cand, ref
-    if not c_ids or not r_ids:
+    if all(t is None for t in c_ids) or all(t is None for t in r_ids):
         return 0.0, 0.0, 0.0
     similarity = c_emb @ r_emb.T
     c_w, r_w = _weights(c_ids, idf), _weights(r_ids, idf)

@@ -67,8 +67,14 @@ def test_module_cards_examples_hold(module):
 # --- BERTScore -------------------------------------------------------------------------------
 
 
-def _reference_bertscore(candidate: str, reference: str, folder: str, layer: int) -> tuple[float, float, float]:
-    """Greedy matching written out token by token, from the model's hidden states, for one pair."""
+def _reference_bertscore(
+    candidate: str, reference: str, folder: str, layer: int, *, match_special: bool = True
+) -> tuple[float, float, float]:
+    """Greedy matching written out token by token, for one pair, as bert_score's `greedy_cos_idf` does it.
+
+    bert_score masks padding only, so [CLS] and [SEP] are candidates of every max; its IDF table
+    gives them weight 0, so they are not averaged. `match_special=False` is the other reading.
+    """
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer, model = AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
@@ -77,11 +83,12 @@ def _reference_bertscore(candidate: str, reference: str, folder: str, layer: int
         enc = tokenizer(text, return_tensors="pt")
         with torch.no_grad():
             hidden = model(**enc, output_hidden_states=True).hidden_states[layer][0]
-        return torch.nn.functional.normalize(hidden[1:-1], dim=-1)  # drop [CLS] and [SEP]
+        return torch.nn.functional.normalize(hidden, dim=-1)
 
     c, r = tokens(candidate), tokens(reference)
-    precision = sum(max(float(ci @ rj) for rj in r) for ci in c) / len(c)
-    recall = sum(max(float(rj @ ci) for ci in c) for rj in r) / len(r)
+    c_pool, r_pool = (c, r) if match_special else (c[1:-1], r[1:-1])
+    precision = sum(max(float(ci @ rj) for rj in r_pool) for ci in c[1:-1]) / (len(c) - 2)
+    recall = sum(max(float(rj @ ci) for ci in c_pool) for rj in r[1:-1]) / (len(r) - 2)
     return 100 * precision, 100 * recall, 100 * 2 * precision * recall / (precision + recall)
 
 
@@ -93,6 +100,16 @@ def test_bertscore_is_greedy_matching_on_the_chosen_layer(tiny_bert):
     last = bertscore.score(ARABIC[:1], REFERENCES[:1], model=tiny_bert)  # not the pinned model: its last layer
     assert last["recall"][0] == pytest.approx(_reference_bertscore(ARABIC[0], REFERENCES[0], tiny_bert, 4)[1], abs=1e-4)
     assert bertscore.sentence_scores(ARABIC, REFERENCES, model=tiny_bert, layer=2) == got["recall"]  # JEEM's column
+
+
+def test_bertscore_lets_tokens_match_cls_and_sep_as_bert_score_does(minilm):
+    # On MiniLM's last layer "مرحبا" finds its best match in the reference's [CLS]/[SEP]: the two
+    # readings differ here, and bert_score's (special tokens matchable, weighted 0) is ours.
+    got = bertscore.score(["مرحبا"], ["أهلا"], model=minilm)
+    ours = _reference_bertscore("مرحبا", "أهلا", minilm, layer=6)
+    other = _reference_bertscore("مرحبا", "أهلا", minilm, layer=6, match_special=False)
+    assert got["precision"][0] == pytest.approx(ours[0], abs=1e-4)
+    assert abs(ours[0] - other[0]) > 0.1
 
 
 def test_bertscore_batched_equals_one_at_a_time_and_keeps_order(tiny_bert):
