@@ -1,10 +1,11 @@
-"""Peak memory of a real ``lm_eval --model hf-multimodal`` CVVQA run as the number of clips grows.
+"""Peak memory of a real CVVQA run, lm-eval or lighteval, as the number of clips grows.
 
 lm-eval builds every request before generating; before lazy frames each request held its clip's
 decoded frames (PIL RGB, 4 bytes a pixel: 37 MB for ten 720p frames), so memory grew with the
 number of clips. This builds a GIMMICK folder of N near-empty 10 s 1280x720 clips (synthetic,
 `arab_mm_tasks.testing.synthetic`, a few distinct clips repeated), then runs
-``python -m lm_eval --model hf-multimodal`` with the tiny random-weight VLM on gimmick_cvvqa_none
+``python -m lm_eval --model hf-multimodal`` (or, with ``--harness lighteval``, our lighteval
+command line with ``--vision-model``) with the tiny random-weight VLM on gimmick_cvvqa_none
 in a child process per (code, N) under ``/usr/bin/time -v``, and prints peak RSS and its growth
 per clip. "before" runs the code in BEFORE_ROOT (default /work/main, the main branch's checkout),
 "after" this checkout: ``python -m`` puts the working directory first on sys.path, so each
@@ -12,6 +13,7 @@ child imports the package from its own root.
 
     python benchmarks/cvvqa_memory.py --sizes 20 50 200
     python benchmarks/cvvqa_memory.py --sizes 20 50 200 --before-sizes 20 50   # skip a big "before" run
+    python benchmarks/cvvqa_memory.py --harness lighteval --before-root /tmp/before-lazy
 """
 
 from __future__ import annotations
@@ -65,30 +67,51 @@ def build_folder(work: Path, clips: int, size: tuple[int, int], seconds: float) 
     return out
 
 
-def run_lm_eval(root: Path, model: Path, folder: Path, out: Path) -> dict[str, float]:
-    """Peak RSS (MB) and wall time of one lm_eval run whose package is imported from `root`."""
-    command = [
-        "/usr/bin/time", "-v", sys.executable, "-m", "lm_eval", "--model", "hf-multimodal",
-        "--model_args", f"pretrained={model},max_images=20", "--tasks", "gimmick_cvvqa_none",
-        "--metadata", json.dumps({"gimmick_path": str(folder)}), "--gen_kwargs", "max_gen_toks=2",
-        "--device", "cpu", "--batch_size", "1", "--output_path", str(out),
+def harness_command(harness: str, model: Path, folder: Path, out: Path) -> list[str]:
+    """The child's command line: the package is imported from its working directory (``python -m``)."""
+    if harness == "lm-eval":
+        return [
+            sys.executable, "-m", "lm_eval", "--model", "hf-multimodal",
+            "--model_args", f"pretrained={model},max_images=20", "--tasks", "gimmick_cvvqa_none",
+            "--metadata", json.dumps({"gimmick_path": str(folder)}), "--gen_kwargs", "max_gen_toks=2",
+            "--device", "cpu", "--batch_size", "1", "--output_path", str(out),
+        ]  # fmt: skip
+    # a fresh response cache per run: lighteval would otherwise answer from an earlier run's responses
+    return [
+        sys.executable, "-m", "arab_mm_tasks.harness.lighteval_cli", "accelerate",
+        f"model_name={model},generation_size=2,device=cpu,batch_size=1,cache_dir={out / 'cache'}",
+        "gimmick_cvvqa_none|0",
+        "--vision-model", "--dataset-path", f"gimmick={folder}", "--output-dir", str(out),
     ]  # fmt: skip
+
+
+def samples_scored(harness: str, out: Path) -> int | None:
+    """Samples the run scored (lm-eval says; lighteval's results do not, and no --max-samples is passed)."""
+    if harness != "lm-eval":
+        return None
+    (results,) = out.rglob("results_*.json")
+    return json.loads(results.read_text())["n-samples"]["gimmick_cvvqa_none"]["effective"]
+
+
+def run_harness(harness: str, root: Path, model: Path, folder: Path, out: Path) -> dict[str, float]:
+    """Peak RSS (MB), wall time and samples of one run whose package is imported from `root`."""
+    command = ["/usr/bin/time", "-v", *harness_command(harness, model, folder, out)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("PYTHONPATH", None)
     start = time.perf_counter()
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if done.returncode:
-        raise RuntimeError(f"lm_eval failed in {root}:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"{harness} failed in {root}:\n{done.stderr[-3000:]}")
     peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
-    (results,) = out.rglob("results_*.json")
-    samples = json.loads(results.read_text())["n-samples"]["gimmick_cvvqa_none"]["effective"]
+    samples = samples_scored(harness, out)
     shutil.rmtree(out)
     return {"peak_mb": peak_kb / 1024, "wall_s": wall, "samples": samples}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--harness", choices=["lm-eval", "lighteval"], default="lm-eval")
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 50, 200])
     parser.add_argument("--before-sizes", type=int, nargs="*", help="sizes for the 'before' code (default --sizes)")
     parser.add_argument("--before-root", type=Path, default=Path("/work/main"))
@@ -104,8 +127,9 @@ def main() -> None:
         build_tiny_vlm(model)
     before_sizes = args.sizes if args.before_sizes is None else args.before_sizes
     runs = [("before", args.before_root, n) for n in before_sizes] + [("after", ROOT, n) for n in args.sizes]
+    which = "lm_eval hf-multimodal" if args.harness == "lm-eval" else "arab-mm-lighteval --vision-model"
     print(
-        f"lm_eval hf-multimodal, tiny VLM, gimmick_cvvqa_none, 10 s {args.width}x{args.height} near-empty clips, "
+        f"{which}, tiny VLM, gimmick_cvvqa_none, 10 s {args.width}x{args.height} near-empty clips, "
         f"max_gen_toks=2, batch 1; load before: {os.getloadavg()[0]:.2f}"
     )
     print("| code | clips | peak RSS (MB) | wall (s) | load (1 min) |")
@@ -113,8 +137,8 @@ def main() -> None:
     table: dict[str, dict[int, float]] = {}
     for label, root, n in runs:
         folder = build_folder(args.work, n, (args.width, args.height), 10.0)
-        got = run_lm_eval(root, model, folder, args.work / f"out-{label}-{n}")
-        assert got["samples"] == n, got
+        got = run_harness(args.harness, root, model, folder, args.work / f"out-{label}-{n}")
+        assert got["samples"] in (n, None), got
         table.setdefault(label, {})[n] = got["peak_mb"]
         print(f"| {label} | {n} | {got['peak_mb']:.0f} | {got['wall_s']:.0f} | {os.getloadavg()[0]:.2f} |", flush=True)
     for label, peaks in table.items():

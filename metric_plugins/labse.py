@@ -22,10 +22,12 @@ Example (a local sentence-transformers folder; without ``model=`` LaBSE is used)
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 
 from metric_plugins import models
 from metric_plugins.arabic_text import check_pairs
+from metric_plugins.encoding import PROGRESS_FROM
 
 
 def sentence_scores(
@@ -48,7 +50,7 @@ def sentence_scores(
         batch_size=batch_size,
         normalize_embeddings=True,
         convert_to_tensor=True,
-        show_progress_bar=len(unique) >= 256,
+        show_progress_bar=len(unique) >= PROGRESS_FROM and sys.stderr.isatty(),
     )
     row = {text: i for i, text in enumerate(unique)}
     p = vectors[[row[t] for t in predictions]]

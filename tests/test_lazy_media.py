@@ -87,18 +87,24 @@ def test_pixels_decoded_on_use_stay_within_the_cache_budget(clip, monkeypatch):
     assert requests[0].images[0].tobytes() == video_frames(clip, record="r").images[0].tobytes()
 
 
-def test_lazy_frames_follow_the_frame_settings_and_copies_are_plain(clip):
+def test_lazy_frames_follow_the_frame_settings_pickles_are_plain_and_deep_copies_lazy(clip):
     eager = video_frames(clip, record="r", max_frames=2, max_side=100).images
     lazy = video_frames(clip, record="r", max_frames=2, max_side=100, lazy=True).images
     lazy_image.PIXELS.clear()
     assert [i.size for i in lazy] == [i.size for i in eager] == [(100, 75)] * 2
     assert [i.tobytes() for i in lazy] == [i.tobytes() for i in eager]
 
-    for copied in (pickle.loads(pickle.dumps(lazy[0])), copy.deepcopy(lazy[0]), lazy[0].copy()):
+    for copied in (pickle.loads(pickle.dumps(lazy[0])), lazy[0].copy()):
         assert type(copied) is Image.Image and copied.tobytes() == eager[0].tobytes()
+    lazy_image.PIXELS.clear()
+    deep = copy.deepcopy(lazy[0])  # lighteval deep-copies every Doc at the end of a run: no pixels then
+    assert isinstance(deep, LazyImage) and not deep.decoded and lazy_image.PIXELS.held() == 0
+    assert deep.tobytes() == eager[0].tobytes()
     edited = lazy[1]
     edited.paste((255, 0, 0), (0, 0, 4, 4))  # an in-place edit works on a private copy
     assert edited.decoded and edited.getpixel((0, 0)) == (255, 0, 0)
+    edited_copy = copy.deepcopy(edited)
+    assert type(edited_copy) is Image.Image and edited_copy.getpixel((0, 0)) == (255, 0, 0)
     other = video_frames(clip, record="r", max_frames=2, max_side=100, lazy=True).images
     assert other[1].tobytes() == eager[1].tobytes()
 
@@ -131,3 +137,30 @@ def test_harness_datasets_keep_media_undecoded_and_lighteval_docs_get_lazy_image
 
     doc = make_prompt_function(get_spec("gimmick_cvvqa_none"))(_cvvqa_doc(clip), "gimmick_cvvqa_none")
     assert len(doc.images) == 4 and all(isinstance(image, LazyImage) for image in doc.images)
+
+
+@pytest.mark.parametrize("save_details", [False, True])
+def test_lighteval_end_of_run_decodes_images_only_for_saved_details(clip, tmp_path, save_details):
+    """lighteval turns every sample's details into a Dataset at the end of a run (patch 8 of our CLI)."""
+    from lighteval.logging.evaluation_tracker import EvaluationTracker
+    from lighteval.models.abstract_model import ModelConfig
+    from lighteval.models.model_output import ModelResponse
+
+    from arab_mm_tasks.harness import lighteval_cli
+
+    lighteval_cli.patch_details_hashing()  # as our command line runs lighteval
+    lighteval_cli.patch_unused_details()
+    tracker = EvaluationTracker(output_dir=str(tmp_path), save_details=save_details)
+    tracker.general_config_logger.model_name = "tiny"
+    tracker.general_config_logger.model_config = ModelConfig(model_name="tiny")
+    prompt = make_prompt_function(get_spec("gimmick_cvvqa_none"))
+    for key in ("v1", "v2", "v3"):
+        doc = prompt(_cvvqa_doc(clip, key), "gimmick_cvvqa_none")
+        tracker.details_logger.log("gimmick_cvvqa_none|0", doc, ModelResponse(text=["x"]), {"relaxed_acc": 0.0})
+    lazy_image.PIXELS.clear()
+    decodes = lazy_image.PIXELS.decodes
+    tracker.save()
+    assert list(tmp_path.rglob("results_*.json"))
+    assert bool(list(tmp_path.rglob("details_*.parquet"))) is save_details
+    assert (lazy_image.PIXELS.decodes > decodes) is save_details  # saved details hold the frames
+    assert len(tracker.details_logger.details["gimmick_cvvqa_none|0"]) == 3  # left as lighteval keeps them

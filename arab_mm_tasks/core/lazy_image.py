@@ -15,7 +15,7 @@ Anything written for PIL images works unchanged: `np.asarray`, `convert`, `resiz
 transformers' image processors, lm-eval's `resize_image`, vLLM. Operations that make a new image
 (every one of those) return a plain `Image.Image`. An in-place edit (`paste`, `thumbnail`,
 `putpixel`) first gives the image a private copy of its pixels (it then stays decoded), so the
-cache is never written to. Pickling and deep copies give a plain, decoded image.
+cache is never written to. A pickle is a plain, decoded image; a deep copy is lazy too.
 """
 
 from __future__ import annotations
@@ -129,7 +129,14 @@ class LazyImage(Image.Image):
         return super().load()
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        return _plain_image, (self.__getstate__(),)  # pickles and deep copies are plain, decoded images
+        return _plain_image, (self.__getstate__(),)  # a pickle is a plain, decoded image
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Image.Image:
+        # Lazy too: lighteval deep-copies every Doc of a run at its end (`dataclasses.asdict` of its
+        # details), and plain copies would decode every image of the run at once.
+        if self._im is not None:  # pixels of its own (an in-place edit): a plain copy of them
+            return _plain_image(self.__getstate__())
+        return LazyImage(self._decode, self._index, self)
 
 
 def _plain_image(state: list[Any]) -> Image.Image:

@@ -39,6 +39,11 @@ lighteval without the bug, or without the attribute, is left alone):
    (`sources.without_media_decoding`), so a row holds compressed bytes and ``Doc.images`` are lazy
    images decoded when the model uses them (`arab_mm_tasks.core.lazy_image`): lighteval builds
    every ``Doc`` of a run before the first generation, and eager pixels would all be held at once.
+8. Details at the end of a run: lighteval turns every sample's details (its ``Doc``, images
+   included) into a `datasets.Dataset` whether or not they are saved, which decoded and encoded
+   every image of the run at once. They are built only when ``--save-details``, ``--push-to-hub``
+   or wandb will use them (deep copies of lazy images stay lazy, so even then one image is
+   decoded at a time).
 """
 
 from __future__ import annotations
@@ -232,6 +237,29 @@ def patch_response_cache() -> None:
     cls.__init__ = __init__
 
 
+def patch_unused_details() -> None:
+    """Patch 8: `EvaluationTracker.save` builds the details datasets only when something uses them."""
+    from lighteval.logging.evaluation_tracker import EvaluationTracker
+
+    save = getattr(EvaluationTracker, "save", None)
+    if save is None or getattr(save, "_arab_mm", False):
+        return
+
+    def save_details_only_when_used(self: Any) -> None:
+        logger = getattr(self, "details_logger", None)
+        used = any(getattr(self, flag, True) for flag in ("should_save_details", "should_push_to_hub", "use_wandb"))
+        if used or logger is None or not hasattr(logger, "details"):
+            return save(self)
+        details, logger.details = logger.details, {}  # results and summaries do not read them
+        try:
+            return save(self)
+        finally:
+            logger.details = details
+
+    save_details_only_when_used._arab_mm = True  # type: ignore[attr-defined]
+    EvaluationTracker.save = save_details_only_when_used
+
+
 UNDECODED_MEDIA: set[str] = set()  # patch 7: the dataset paths (``hf_repo``) of our tasks in this process
 
 
@@ -308,6 +336,7 @@ def run(args: Sequence[str]) -> int:
     patch_registry({MODULE: module})
     patch_details_hashing()
     patch_response_cache()
+    patch_unused_details()
     UNDECODED_MEDIA.update(config.hf_repo for config in module.TASKS_TABLE)
     patch_local_dataset_cache()
 
