@@ -12,12 +12,17 @@ image paths; `write_pearl_x` writes a parquet with ``image1`` .. ``image6`` stru
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from metric_plugins.judge import loopback
+from metric_plugins.judge.loopback import LoopbackServer
 
 REAL = Path("/work/shared/real/pearl")
 LETTERS = "ABCD"
@@ -148,3 +153,47 @@ def build_pearl_hub_dir(root: Path) -> Path:
     out = root / "hub"
     build(out, pearl=pearl, pearl_lite=lite, pearl_x=pearl_x)
     return out
+
+
+# ----------------------------------------------------------------------------- a judge that answers Pearl's prompts
+
+MARK = re.compile(r"<<(acc|cas|rubric)=(.*?)>>")
+
+
+def pearl_reply(user_text: str) -> str:
+    """What the test judge answers to a rendered Pearl prompt.
+
+    A ``<<acc=…>>``, ``<<cas=…>>`` or ``<<rubric=c,h,d,f>>`` marker in the candidate answer sets
+    the reply of that prompt (any text: ``<<rubric=bad>>`` is an invalid reply); without one the
+    reply is a valid one derived from the text's sha256, so a test can recompute it.
+    """
+    marks = dict(MARK.findall(user_text))
+    digest = int(hashlib.sha256(user_text.encode("utf-8")).hexdigest(), 16)
+    if "Output ONE JSON object only" in user_text:
+        if "rubric" in marks:
+            parts = marks["rubric"].split(",")
+            if len(parts) != 4:
+                return marks["rubric"]
+            scores = parts
+        else:
+            scores = [str((digest >> (8 * i)) % 6) for i in range(4)]
+        return "```json\n" + json.dumps(dict(zip(RUBRIC, map(float, scores), strict=True))) + "\n```"
+    if "culturally specific element" in user_text:
+        return marks.get("cas", str(digest % 2))
+    return marks.get("acc", str(digest % 2))
+
+
+RUBRIC = ("correctness", "coherence", "detail", "fluency")
+
+
+class PearlJudgeServer(LoopbackServer):
+    """The loopback server answering every request with `pearl_reply` of its user text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        base = self._httpd.RequestHandlerClass
+
+        def answer(handler: Any, request: dict[str, Any], user_text: str, markers: dict, fault: str | None) -> None:
+            handler._send(200, json.dumps(loopback._completion(request, pearl_reply(user_text))).encode())
+
+        self._httpd.RequestHandlerClass = type("PearlHandler", (base,), {"_answer": answer})

@@ -164,7 +164,7 @@ def pearl_x_row(record: Mapping[str, Any], index: int, rid: str, base_dir: Path 
     if present != list(PEARL_X_IMAGE_COLUMNS[:count]):
         gap = next(name for name in PEARL_X_IMAGE_COLUMNS[:count] if name not in present)
         raise PearlRecordError(
-            rid, gap, f"is empty but {present[-1]} is set: the images must be image1 .. image{count}"
+            rid, gap, f"is empty but {present[-1]} is set: the images must be image1 .. {present[-1]} without gaps"
         )
     declared = record.get("Single_Multiple", record.get("single_multiple"))
     kind_declared = declared.strip().lower() if isinstance(declared, str) else None
