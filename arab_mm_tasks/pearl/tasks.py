@@ -95,8 +95,8 @@ def _check_route(doc: Mapping[str, Any], *, closed: bool) -> None:
     except ValueError as error:
         raise RecordError(f"{prompts.record_name(doc)}: field 'question_type' {error}") from None
     if (found != prompts.OPEN_ENDED) != closed:
-        want = "closed-form" if closed else "open-ended"
-        raise RecordError(f"{prompts.record_name(doc)}: field 'question_type' is {kind!r}, not a {want} type")
+        want = "a closed-form" if closed else "an open-ended"
+        raise RecordError(f"{prompts.record_name(doc)}: field 'question_type' is {kind!r}, not {want} type")
 
 
 # ------------------------------------------------------------------------------------- metrics
