@@ -120,8 +120,12 @@ def _cmd_breakdown(args: argparse.Namespace) -> int:
         by_variant.setdefault(variant_of.get(task, task), []).append(sample)
     keys = args.by.split(",")
     for variant, samples in by_variant.items():
+        if not any(args.metric in sample for sample in samples):  # another task of the run (Pearl's closed half)
+            print(f"\n{variant}: no metric {args.metric!r}, skipped")
+            continue
         print(f"\n{variant} ({len(samples)} samples)\n")
-        print(format_table(breakdown(samples, keys, args.metric), keys, args.metric))
+        generative = any(isinstance(sample.get(args.metric), dict) for sample in samples)  # {"score": ...} values
+        print(format_table(breakdown(samples, keys, args.metric), keys, args.metric, percent=not generative))
     return 0
 
 
@@ -227,7 +231,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="with --benchmark: the folder to write (default: ./lm_eval_tasks)")
     s.set_defaults(func=_cmd_generate)
 
-    s = sub.add_parser("breakdown", help="accuracy by document fields from lm-eval samples or lighteval details")
+    s = sub.add_parser(
+        "breakdown",
+        help="a metric by document fields (country, question type, domain...) from lm-eval samples or "
+        "lighteval details; generative and judged metrics too (Pearl: --by country --metric overall)",
+    )
     s.add_argument("paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, or folders")
     s.add_argument("--by", default="topic,country_specific", help="comma-separated document fields")
     s.add_argument("--metric", default="acc")
