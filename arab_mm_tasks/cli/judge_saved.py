@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from arab_mm_tasks.core.judging import judge_run, set_saved_images
-from arab_mm_tasks.core.registry import all_specs
+from arab_mm_tasks.core.registry import all_benchmarks, all_specs
 from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
 from metric_plugins.judge.config import JudgeConfig
 from metric_plugins.judge.run import JudgeSummary
@@ -39,20 +39,46 @@ class SavedRun:
 
     path: Path
     task: str
-    harness: str  # "lm-eval" or "lighteval"
+    harness: str  # "lm-eval", "lighteval" or "log" (a benchmark's own generation log)
     records: list[dict[str, Any]]
     values: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # metric name -> value per record
 
 
 def find_saved(paths: Iterable[str | Path]) -> list[Path]:
-    """The lm-eval samples files and lighteval details files in `paths` (files or folders, searched deeply)."""
+    """The lm-eval samples files and lighteval details files in `paths` (files or folders, searched deeply),
+    and any other .jsonl file named itself (a benchmark's own generation log, `read_runs`)."""
     found: list[Path] = []
     for path in map(Path, paths):
         candidates = sorted(path.rglob("*")) if path.is_dir() else [path]
         found += [p for p in candidates if _LM_EVAL.match(p.name) or _LIGHTEVAL.match(p.name)]
+        if path.is_file() and path.suffix == ".jsonl" and not _LM_EVAL.match(path.name):
+            found.append(path)
     if not found:
         raise FileNotFoundError(f"no lm-eval samples_*.jsonl or lighteval details_*.parquet under {list(paths)}")
     return found
+
+
+def read_runs(path: Path) -> list[SavedRun]:
+    """One saved harness file, or the runs of a benchmark's own generation log (Pearl's inference logs)."""
+    if _LM_EVAL.match(path.name) or _LIGHTEVAL.match(path.name):
+        return [read_saved(path)]
+    for benchmark in all_benchmarks().values():
+        logs = benchmark.read_logs(path) if benchmark.read_logs else None
+        if logs:
+            return [_log_run(path, task, rows) for task, rows in logs.items()]
+    raise ValueError(f"{path}: not an lm-eval samples file, a lighteval details file or a known generation log")
+
+
+def _log_run(path: Path, task: str, rows: list[tuple[dict[str, Any], str]]) -> SavedRun:
+    """A generation log's rows of one task, scored as the harness would have scored them (judgements pending)."""
+    spec = all_specs()[task]
+    run = SavedRun(path, task, "log", [])
+    for document, prediction in rows:
+        values = score_prediction(spec, prediction, spec.target(document), sample_regions(spec, document))
+        run.records.append({"doc": document, "prediction": prediction, **values})
+    for name in spec.metric_names():
+        run.values[name] = [record[name] for record in run.records]
+    return run
 
 
 def read_saved(path: Path) -> SavedRun:
@@ -128,8 +154,8 @@ def judge_saved(
     set_saved_images(lambda value: images.get(value["judge"].get("images") or ""))
     try:
         for path in find_saved(paths):
-            run = read_saved(path)
-            summaries += _judge_file(run, config, out, results, images, dict(dataset_paths or {}))
+            for run in read_runs(path):
+                summaries += _judge_file(run, config, out, results, images, dict(dataset_paths or {}))
     finally:
         set_saved_images(None)
     summary = JudgeSummary.total(summaries).to_dict()
@@ -166,14 +192,14 @@ def _judge_file(
     results[f"{run.task} ({run.harness}: {run.path.name})"] = {
         name: None if math.isnan(score) else score for name, score in scores.items()
     }
-    _write(run, out / run.path.name)
+    _write(run, out / (run.path.name if run.harness != "log" else f"{run.path.stem}.{run.task}.jsonl"))
     return summaries
 
 
 def _doc_of(run: SavedRun, index: int) -> dict[str, Any]:
     """A saved record's document fields (lighteval keeps the id and breakdown fields in ``specific``)."""
     record = run.records[index]
-    if run.harness == "lm-eval":
+    if run.harness in ("lm-eval", "log"):
         return record.get("doc") or {}
     return _plain(record.get("doc", {}).get("specific")) or {}
 
@@ -204,12 +230,14 @@ def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[bytes]], dat
 
 def _sample_id(run: SavedRun, index: int) -> str:
     """How warnings and judgements name a sample: its task and lm-eval doc id (lighteval details: the row)."""
+    if run.harness == "log":
+        return f"{run.path.name} id {run.records[index]['doc']['id']}"
     doc_id = run.records[index].get("doc_id") if run.harness == "lm-eval" else None
     return f"{run.task} doc {doc_id}" if doc_id is not None else f"{run.task} row {index}"
 
 
 def _write(run: SavedRun, target: Path) -> None:
-    if run.harness == "lm-eval":
+    if run.harness in ("lm-eval", "log"):
         lines = [json.dumps(record, ensure_ascii=False) for record in run.records]
         target.write_text("\n".join(lines) + "\n", "utf-8")
     else:
