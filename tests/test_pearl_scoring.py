@@ -143,9 +143,10 @@ def test_parsed_accuracy_scores_against_the_gold_letter_and_label(pearl_hub):
 
 def test_the_authors_inference_logs_are_judged_without_regenerating(pearl_hub, server, tmp_path):
     """Rows as `eval/generate_pearl.py` writes them (every dataset field but the image), judged by id."""
+    from pearl_fixtures import pearl_records
+
     from arab_mm_tasks.cli.judge_saved import judge_saved
     from metric_plugins.judge.config import JudgeConfig
-    from pearl_fixtures import pearl_records
 
     outputs = {11: "<<acc=1>>", 12: "<<acc=0>>", 0: "<<rubric=4,3,5,2>> <<cas=1>>", 1: "<<rubric=2,2,2,2>> <<cas=0>>"}
     log = tmp_path / "output_gemma-3-4b-it_20250515_190602.jsonl"
