@@ -162,3 +162,20 @@ def test_the_command_line_builds_a_release(tmp_path, capsys):
     assert "pearl_x_multi: 4" in capsys.readouterr().out
     meta = json.loads(json.dumps(_rows(tmp_path / "out", "pearl_x_multi")[0]["choices"]))
     assert meta[0] == "A. الثوب القطري"
+
+
+def test_a_save_to_disk_copy_with_the_card_features_builds(tmp_path):
+    """Pearl-Lite as `load_dataset("UBC-NLP/PEARL-LITE", split="test").save_to_disk(DIR)` leaves it."""
+    import datasets
+
+    from dataset_builders.pearl.records import PEARL_FEATURES
+
+    src = write_release(tmp_path / "src", pearl_records())
+    rows = [json.loads(line) for line in src.read_text("utf-8").splitlines()]
+    for row in rows:
+        row["image"] = str(src.parent / row["image"])
+    features = datasets.Features({k: v for k, v in PEARL_FEATURES.items() if k != "id"})
+    datasets.Dataset.from_list(rows, features=features).save_to_disk(str(tmp_path / "lite"))
+    report = build(tmp_path / "out", pearl_lite=tmp_path / "lite")
+    assert report.counts == {"pearl_lite_closed": 6, "pearl_lite_open": 11}
+    assert _rows(tmp_path / "out", "pearl_lite_open")[0]["question"] == rows[0]["question"]
