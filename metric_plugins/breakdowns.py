@@ -32,20 +32,34 @@ from typing import Any
 class BreakdownRow:
     group: tuple[Any, ...]  # one value per key, in the order of `keys`
     n: int
-    score: float  # mean of the metric over the group's samples, in [0, 1]
+    score: float  # mean of the metric over the group's scored samples (lm-eval acc: in [0, 1]); NaN if none
+    unscored: int = 0  # samples of the group whose generative value has no score (a judgement not made)
+
+
+def sample_score(value: Any) -> float | None:
+    """A sample's value of a metric: a number, or a generative metric's ``{"score": ...}`` (None: unscored)."""
+    if isinstance(value, Mapping):
+        score = value.get("score")
+        return None if score is None else float(score)
+    return float(value)
 
 
 def breakdown(samples: Iterable[Mapping[str, Any]], keys: Sequence[str], metric: str = "acc") -> list[BreakdownRow]:
     """Mean `metric` per combination of `keys` values in each sample's ``doc``, groups in first-seen order."""
-    totals: dict[tuple[Any, ...], list[float]] = defaultdict(list)
+    totals: dict[tuple[Any, ...], list[float | None]] = defaultdict(list)
     for index, sample in enumerate(samples):
         doc = sample.get("doc", {})
         missing = [k for k in keys if k not in doc]
         if missing or metric not in sample:
             what = f"field(s) {missing} in 'doc'" if missing else f"metric {metric!r}"
             raise KeyError(f"sample {sample.get('doc_id', index)} ({doc.get('id', 'no id')}) has no {what}")
-        totals[tuple(doc[k] for k in keys)].append(float(sample[metric]))
-    return [BreakdownRow(group, len(values), sum(values) / len(values)) for group, values in totals.items()]
+        totals[tuple(doc[k] for k in keys)].append(sample_score(sample[metric]))
+    rows = []
+    for group, values in totals.items():
+        scored = [v for v in values if v is not None]
+        mean = sum(scored) / len(scored) if scored else float("nan")
+        rows.append(BreakdownRow(group, len(values), mean, len(values) - len(scored)))
+    return rows
 
 
 def read_samples(paths: Iterable[str | Path]) -> Iterator[tuple[str, dict]]:
@@ -81,8 +95,15 @@ def _lighteval_details(file: Path) -> Iterator[tuple[str, dict]]:
         yield task, {"doc_id": index, "doc": dict(doc.get("specific") or {}), **row["metric"]}
 
 
-def format_table(rows: list[BreakdownRow], keys: Sequence[str], metric: str) -> str:
-    """A markdown table, scores in percent as in the papers."""
-    header = f"| {' | '.join(keys)} | n | {metric} (%) |\n|{'---|' * (len(keys) + 2)}"
-    body = [f"| {' | '.join(map(str, r.group))} | {r.n} | {100 * r.score:.1f} |" for r in rows]
+def format_table(rows: list[BreakdownRow], keys: Sequence[str], metric: str, percent: bool = True) -> str:
+    """A markdown table: scores in [0, 1] as percent (as in the papers), or as they are (``percent=False``:
+    generative metrics, already x100 or on a rubric scale), with an unscored column when any sample has none."""
+    unscored = any(r.unscored for r in rows)
+    name = f"{metric} (%)" if percent else metric
+    columns = [*keys, "n", name, *(["unscored"] if unscored else [])]
+    header = f"| {' | '.join(columns)} |\n|{'---|' * len(columns)}"
+    body = []
+    for r in rows:
+        cells = [*map(str, r.group), str(r.n), f"{100 * r.score:.1f}" if percent else f"{r.score:.2f}"]
+        body.append(f"| {' | '.join(cells + ([str(r.unscored)] if unscored else []))} |")
     return "\n".join([header, *body])

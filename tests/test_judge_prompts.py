@@ -23,6 +23,10 @@ PINNED = {
     ("dcscore_extract_ar", 1): "1792f8ff846eaa747a12bfecbb626fbe880eace8f6573253ff9d6c2d04b2b1cc",
     ("dcscore_match_ar", 1): "f6438007e64d1e68f5184ed885b89f329099f11f7f902924ccd3718ee7e0c3c4",
     ("dcscore_verify_ar", 1): "4112f16c30ff22d14ab3e67be9229e234c39b76d0807ab6a80b64f6af72567c6",
+    ("pearl_multiple_choice", 1): "fbbf22b8bce97207a5ade2d9d99e1c503d62b148cb74979706f319566486b4d9",
+    ("pearl_true_false", 1): "cf01e7041ac9d283b89b19063bca6633a02d8f23ee159390cf87dfe72f873919",
+    ("pearl_open_ended", 1): "c73adc358855bc67c9472cb2c039015c1d60b16ed3f4fa9db4d5e1f38dc4c0ce",
+    ("pearl_cas", 1): "2f72134b6973803d085857baf5d668738d71ca8b6447c270a758c98f84b5f197",
 }
 GIMMICK_SPEC = Path("/work/shared/specs/gimmick.md")
 

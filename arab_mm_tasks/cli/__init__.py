@@ -59,7 +59,10 @@ def _cmd_publish(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{folder}: not a folder built by `arab-mm-tasks build` (benchmarks found: {found})")
     benchmark = owners[0]
     gated = "auto" if args.gated or benchmark.gated else None  # a gated source stays gated in our copy
-    benchmark.builder_module().publish(folder, args.repo_id, private=args.private, revision=args.revision, gated=gated)
+    options = {"public": True} if args.public else {}  # only builders whose licence needs it take `public`
+    benchmark.builder_module().publish(
+        folder, args.repo_id, private=args.private, revision=args.revision, gated=gated, **options
+    )
     print(f"published {args.folder} to https://huggingface.co/datasets/{args.repo_id}")
     return 0
 
@@ -117,8 +120,12 @@ def _cmd_breakdown(args: argparse.Namespace) -> int:
         by_variant.setdefault(variant_of.get(task, task), []).append(sample)
     keys = args.by.split(",")
     for variant, samples in by_variant.items():
+        if not any(args.metric in sample for sample in samples):  # another task of the run (Pearl's closed half)
+            print(f"\n{variant}: no metric {args.metric!r}, skipped")
+            continue
         print(f"\n{variant} ({len(samples)} samples)\n")
-        print(format_table(breakdown(samples, keys, args.metric), keys, args.metric))
+        generative = any(isinstance(sample.get(args.metric), dict) for sample in samples)  # {"score": ...} values
+        print(format_table(breakdown(samples, keys, args.metric), keys, args.metric, percent=not generative))
     return 0
 
 
@@ -131,8 +138,9 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     config = JudgeConfig.from_env_or_args(args.judge)
     if not config.model:
         raise SystemExit("arab-mm-tasks judge: no judge model: pass --judge model=... or set ARAB_MM_JUDGE_MODEL")
+    dataset_paths = dict(item.split("=", 1) for item in args.dataset_path or [])
     try:
-        report = judge_saved(args.paths, config, args.out)
+        report = judge_saved(args.paths, config, args.out, dataset_paths)
     except JudgeStopped as error:
         print(f"arab-mm-tasks judge: error: {error}", file=sys.stderr)
         return 1
@@ -170,6 +178,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, or folders")
     s.add_argument("--judge", help='judge settings, e.g. "model=gpt-4o-2024-11-20,concurrency=32" (docs/judge.md)')
     s.add_argument("--out", required=True, help="folder for the judged copies and results_judged.json")
+    s.add_argument(
+        "--dataset-path",
+        action="append",
+        metavar="BENCHMARK=DIR",
+        help="the dataset a run evaluated, for judges that look at the images (Pearl's open-ended rubric and CAS)",
+    )
     s.set_defaults(func=_cmd_judge)
 
     from arab_mm_tasks.cli.agreement import add_parser as add_agreement_parser
@@ -191,6 +205,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--private", action="store_true")
     s.add_argument("--revision")
     s.add_argument("--gated", action="store_true", help="gate access (automatic for benchmarks with gated sources)")
+    s.add_argument(
+        "--public",
+        action="store_true",
+        help="publish a no-derivatives dataset (Pearl) publicly anyway; it is private otherwise (with a warning)",
+    )
     s.set_defaults(func=_cmd_publish)
 
     s = sub.add_parser("demo", help="evaluate a model on the bundled ArabCulture sample through lm-eval")
@@ -212,7 +231,11 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="with --benchmark: the folder to write (default: ./lm_eval_tasks)")
     s.set_defaults(func=_cmd_generate)
 
-    s = sub.add_parser("breakdown", help="accuracy by document fields from lm-eval samples or lighteval details")
+    s = sub.add_parser(
+        "breakdown",
+        help="a metric by document fields (country, question type, domain...) from lm-eval samples or "
+        "lighteval details; generative and judged metrics too (Pearl: --by country --metric overall)",
+    )
     s.add_argument("paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, or folders")
     s.add_argument("--by", default="topic,country_specific", help="comma-separated document fields")
     s.add_argument("--metric", default="acc")

@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arab_mm_tasks.core.judging import judge_run
-from arab_mm_tasks.core.registry import all_specs
+from arab_mm_tasks.core.judging import judge_run, set_saved_images
+from arab_mm_tasks.core.registry import all_benchmarks, all_specs
 from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
 from metric_plugins.judge.config import JudgeConfig
 from metric_plugins.judge.run import JudgeSummary
@@ -39,20 +39,46 @@ class SavedRun:
 
     path: Path
     task: str
-    harness: str  # "lm-eval" or "lighteval"
+    harness: str  # "lm-eval", "lighteval" or "log" (a benchmark's own generation log)
     records: list[dict[str, Any]]
     values: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # metric name -> value per record
 
 
 def find_saved(paths: Iterable[str | Path]) -> list[Path]:
-    """The lm-eval samples files and lighteval details files in `paths` (files or folders, searched deeply)."""
+    """The lm-eval samples files and lighteval details files in `paths` (files or folders, searched deeply),
+    and any other .jsonl file named itself (a benchmark's own generation log, `read_runs`)."""
     found: list[Path] = []
     for path in map(Path, paths):
         candidates = sorted(path.rglob("*")) if path.is_dir() else [path]
         found += [p for p in candidates if _LM_EVAL.match(p.name) or _LIGHTEVAL.match(p.name)]
+        if path.is_file() and path.suffix == ".jsonl" and not _LM_EVAL.match(path.name):
+            found.append(path)
     if not found:
         raise FileNotFoundError(f"no lm-eval samples_*.jsonl or lighteval details_*.parquet under {list(paths)}")
     return found
+
+
+def read_runs(path: Path) -> list[SavedRun]:
+    """One saved harness file, or the runs of a benchmark's own generation log (Pearl's inference logs)."""
+    if _LM_EVAL.match(path.name) or _LIGHTEVAL.match(path.name):
+        return [read_saved(path)]
+    for benchmark in all_benchmarks().values():
+        logs = benchmark.read_logs(path) if benchmark.read_logs else None
+        if logs:
+            return [_log_run(path, task, rows) for task, rows in logs.items()]
+    raise ValueError(f"{path}: not an lm-eval samples file, a lighteval details file or a known generation log")
+
+
+def _log_run(path: Path, task: str, rows: list[tuple[dict[str, Any], str]]) -> SavedRun:
+    """A generation log's rows of one task, scored as the harness would have scored them (judgements pending)."""
+    spec = all_specs()[task]
+    run = SavedRun(path, task, "log", [])
+    for document, prediction in rows:
+        values = score_prediction(spec, prediction, spec.target(document), sample_regions(spec, document))
+        run.records.append({"doc": document, "prediction": prediction, **values})
+    for name in spec.metric_names():
+        run.values[name] = [record[name] for record in run.records]
+    return run
 
 
 def read_saved(path: Path) -> SavedRun:
@@ -107,48 +133,111 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def judge_saved(paths: Iterable[str | Path], config: JudgeConfig, out_dir: str | Path) -> dict[str, Any]:
+def judge_saved(
+    paths: Iterable[str | Path],
+    config: JudgeConfig,
+    out_dir: str | Path,
+    dataset_paths: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Judge every judged value in the saved files, write the scored copies and a results file.
 
     The report's ``summary`` adds up the judge runs (calls, cache hits, retries, invalid, failed).
     `JudgeStopped` (unreachable endpoint, bad key, unknown model) propagates: no results file is written.
+    `dataset_paths` (benchmark -> folder or repo) is where the images come from for judges that
+    look at them (Pearl's open-ended rubric): saved samples do not hold images.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, float | None]] = {}
     summaries: list[JudgeSummary] = []
-    for path in find_saved(paths):
-        run = read_saved(path)
-        spec = all_specs()[run.task]
-        for metric in spec.generative_metrics:
-            if metric.judge_prompt:
-                values = run.values[metric.name]
-                for value in values:  # judge again whatever is not a valid judgement yet
-                    if value.get("judge_status") != "valid":
-                        value.pop("judge_status", None)
-                        value["score"] = None
-                todo = [i for i, value in enumerate(values) if "judge_status" not in value]
-                ids = [_sample_id(run, i) for i in todo]
-                summaries.append(judge_run(metric.judge_prompt, [values[i] for i in todo], config, ids).summary)
-        scores = {name: aggregator(aggregation_kind(spec, name))(run.values[name]) for name in spec.metric_names()}
-        results[f"{run.task} ({run.harness}: {path.name})"] = {
-            name: None if math.isnan(score) else score for name, score in scores.items()
-        }
-        _write(run, out / path.name)
+    images: dict[str, list[bytes]] = {}
+    set_saved_images(lambda value: images.get(value["judge"].get("images") or ""))
+    try:
+        for path in find_saved(paths):
+            for run in read_runs(path):
+                summaries += _judge_file(run, config, out, results, images, dict(dataset_paths or {}))
+    finally:
+        set_saved_images(None)
     summary = JudgeSummary.total(summaries).to_dict()
     report = {"results": results, "judge": config.to_dict(), "summary": summary}
     (out / "results_judged.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
     return report
 
 
+def _judge_file(
+    run: SavedRun,
+    config: JudgeConfig,
+    out: Path,
+    results: dict[str, dict[str, float | None]],
+    images: dict[str, list[bytes]],
+    dataset_paths: Mapping[str, str],
+) -> list[JudgeSummary]:
+    spec = all_specs()[run.task]
+    summaries: list[JudgeSummary] = []
+    if any(m.judge_images for m in spec.generative_metrics):
+        _attach_images(run, spec, images, dataset_paths)
+    for metric in spec.generative_metrics:
+        if metric.judge_prompt:
+            values = run.values[metric.name]
+            for value in values:  # judge again whatever is not a valid judgement yet
+                if value.get("judge_status") != "valid":
+                    value.pop("judge_status", None)
+                    value["score"] = None
+            todo = [i for i, value in enumerate(values) if "judge_status" not in value]
+            for prompt in sorted({values[i]["judge"]["prompt"] for i in todo}):  # one run per routed prompt
+                chosen = [i for i in todo if values[i]["judge"]["prompt"] == prompt]
+                ids = [_sample_id(run, i) for i in chosen]
+                summaries.append(judge_run(prompt, [values[i] for i in chosen], config, ids).summary)
+    scores = {name: aggregator(aggregation_kind(spec, name))(run.values[name]) for name in spec.metric_names()}
+    results[f"{run.task} ({run.harness}: {run.path.name})"] = {
+        name: None if math.isnan(score) else score for name, score in scores.items()
+    }
+    _write(run, out / (run.path.name if run.harness != "log" else f"{run.path.stem}.{run.task}.jsonl"))
+    return summaries
+
+
+def _doc_of(run: SavedRun, index: int) -> dict[str, Any]:
+    """A saved record's document fields (lighteval keeps the id and breakdown fields in ``specific``)."""
+    record = run.records[index]
+    if run.harness in ("lm-eval", "log"):
+        return record.get("doc") or {}
+    return _plain(record.get("doc", {}).get("specific")) or {}
+
+
+def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[bytes]], dataset_paths: Mapping[str, str]) -> None:
+    """Give each judged value that must see its sample's images a key to them, read from the dataset."""
+    from arab_mm_tasks.core.media import png_bytes
+    from arab_mm_tasks.core.sources import DatasetSource, load_split
+
+    if spec.benchmark not in dataset_paths:
+        raise FileNotFoundError(
+            f"{run.path}: the {run.task} judge looks at each sample's images, which saved samples do not hold; "
+            f"pass --dataset-path {spec.benchmark}=DIR (the folder or repo the run evaluated)"
+        )
+    source = DatasetSource.resolve(spec.benchmark, dataset_paths[spec.benchmark])
+    docs = {str(doc["id"]): doc for doc in load_split(source, spec.all_config, spec.split, spec.benchmark)}
+    for index in range(len(run.records)):
+        doc_id = str(_doc_of(run, index).get("id"))
+        if doc_id not in docs:
+            raise KeyError(f"{run.path}: sample {index} is document {doc_id!r}, which {source.path} does not hold")
+        key = f"{run.task}/{doc_id}"
+        if key not in images:
+            images[key] = [png_bytes(image) for image in spec.render(docs[doc_id]).images]
+        for metric in spec.generative_metrics:
+            if metric.judge_images:
+                run.values[metric.name][index]["judge"]["images"] = key
+
+
 def _sample_id(run: SavedRun, index: int) -> str:
     """How warnings and judgements name a sample: its task and lm-eval doc id (lighteval details: the row)."""
+    if run.harness == "log":
+        return f"{run.path.name} id {run.records[index]['doc']['id']}"
     doc_id = run.records[index].get("doc_id") if run.harness == "lm-eval" else None
     return f"{run.task} doc {doc_id}" if doc_id is not None else f"{run.task} row {index}"
 
 
 def _write(run: SavedRun, target: Path) -> None:
-    if run.harness == "lm-eval":
+    if run.harness in ("lm-eval", "log"):
         lines = [json.dumps(record, ensure_ascii=False) for record in run.records]
         target.write_text("\n".join(lines) + "\n", "utf-8")
     else:

@@ -73,6 +73,8 @@ class Benchmark:
     run_options / configure: the extra ``--metadata`` keys it reads, and the function applying them.
     gated: a built folder is always published gated (its sources are gated).
     example: spec -> (a document to show its prompt on in docs/tasks.md, where that document comes from).
+    read_logs: the authors' own generation logs, for ``arab-mm-tasks judge``: a file ->
+        ``{task: [(document, generation), ...]}``, or None when the file is not one of theirs.
     """
 
     name: str
@@ -86,6 +88,7 @@ class Benchmark:
     configure: Callable[[Mapping[str, Any]], None] | None = None
     gated: bool = False
     example: Callable[[TaskSpec], tuple[Mapping[str, Any], str] | None] | None = None
+    read_logs: Callable[[Path], dict[str, list[tuple[dict[str, Any], str]]] | None] | None = None
 
     def __post_init__(self) -> None:
         wrong = [spec.name for spec in self.tasks if spec.benchmark != self.name]

@@ -13,9 +13,10 @@ finishes and its saved samples can be judged later with ``arab-mm-tasks judge``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from arab_mm_tasks.core.scoring import pending_images, release_images
 from metric_plugins.judge.config import JudgeConfig, parse_settings
 
 if TYPE_CHECKING:
@@ -84,17 +85,71 @@ def judge_run(
 
     ids = ids if ids is not None else [f"sample {i}" for i in range(len(values))]
     judge = config.build_judge(get_prompt(prompt_id))
-    run = judge.score_all([JudgeItem(v["judge"]["fields"], id=i) for v, i in zip(values, ids, strict=True)])
+    items = [JudgeItem(v["judge"]["fields"], _judge_images(v, i), id=i) for v, i in zip(values, ids, strict=True)]
+    run = judge.score_all(items)
     for value, judgement in zip(values, run.judgements, strict=True):
-        value["score"] = judgement.score if judgement.valid else None  # invalid replies are left out of the mean
+        value["score"] = _value_score(value, judgement, config)
         value["judge_status"] = judgement.status
+        release_images(value["judge"].get("images"))
     log.info("judge %s: %s; %s", prompt_id, run.summary, run.mean().as_dict())
     return run
+
+
+def _judge_images(value: Mapping[str, Any], sample: str) -> list[bytes]:
+    """The images a judged value asks the judge to see (none unless its metric has ``judge_images``)."""
+    if "images" not in value["judge"]:
+        return []
+    images = pending_images(value["judge"]["images"])
+    if images is None:
+        images = saved_images(value)
+    if images is None:
+        raise ValueError(
+            f"{sample}: its judge must see the sample's images, which are not held in this process; "
+            "give the dataset (`arab-mm-tasks judge --dataset-path BENCHMARK=DIR`)"
+        )
+    return images
+
+
+def _value_score(value: Mapping[str, Any], judgement: Any, config: JudgeConfig) -> float | None:
+    """A judgement as the metric's score: weighted reply scores, or the invalid-reply policy's value.
+
+    Failed judgements (no reply) are never scored; invalid ones are left out (``exclude``, the
+    default) or averaged in as 0 / -1, by the run's ``invalid_policy`` or else the metric's.
+    """
+    from metric_plugins.judge.aggregate import INVALID_VALUES
+
+    if judgement.valid:
+        weights = value["judge"].get("weights")
+        if not weights:
+            return judgement.score
+        return sum(float(weight) * judgement.scores[name] for name, weight in weights.items())
+    if judgement.failed:
+        return None
+    policy = config.invalid_policy or value["judge"].get("invalid_policy", "exclude")
+    substitute = INVALID_VALUES[policy]
+    if substitute is None or not value["judge"].get("weights"):
+        return substitute
+    return substitute * sum(float(weight) for weight in value["judge"]["weights"].values())
+
+
+# Where `arab-mm-tasks judge` finds a saved sample's images: a function of the judged value, set by that command.
+_saved_images: list[Callable[[Mapping[str, Any]], list[bytes] | None]] = []
+
+
+def saved_images(value: Mapping[str, Any]) -> list[bytes] | None:
+    return _saved_images[0](value) if _saved_images else None
+
+
+def set_saved_images(finder: Callable[[Mapping[str, Any]], list[bytes] | None] | None) -> None:
+    _saved_images.clear()
+    if finder is not None:
+        _saved_images.append(finder)
 
 
 def _mark(values: Sequence[dict[str, Any]], status: str) -> None:
     for value in values:
         value["judge_status"] = status
+        release_images(value["judge"].get("images"))  # never judged in this process: nothing waits for them
 
 
 # --- DCScore in a task: batched scorers with images (`GenerativeMetric(batch=..., batch_images=True)`) ---

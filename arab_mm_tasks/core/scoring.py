@@ -50,9 +50,13 @@ def sample_regions(spec: TaskSpec, doc: Mapping[str, Any]) -> list[str]:
 SampleScore = dict[str, Any]  # {"score": float | None, "regions": list[str]}
 
 
+def _uses_images(metric: Any) -> bool:
+    return metric.batch_images or metric.judge_images
+
+
 def needs_images(spec: TaskSpec) -> bool:
-    """Whether a metric of `spec` looks at the sample's images when it is scored."""
-    return any(metric.batch_images for metric in spec.generative_metrics)
+    """Whether a metric of `spec` looks at the sample's images when it is scored (a batched scorer or a judge)."""
+    return any(_uses_images(metric) for metric in spec.generative_metrics)
 
 
 @dataclass
@@ -86,13 +90,22 @@ def score_prediction(
     values: dict[str, SampleScore] = {}
     token = None
     if needs_images(spec):
-        if images is None:
+        if images is None and any(metric.batch_images for metric in spec.generative_metrics):
             raise ValueError(f"{spec.name}: a metric looks at the images, but none were given")
-        token = _keep_images(images, sum(metric.batch_images for metric in spec.generative_metrics))
+        # a judge's images may come later instead (`arab-mm-tasks judge --dataset-path` on saved samples)
+        if images is not None:
+            token = _keep_images(images, sum(_uses_images(metric) for metric in spec.generative_metrics))
     for metric in spec.generative_metrics:
         value: SampleScore = {"score": None, "regions": regions}
         if metric.judge_prompt and metric.judge_fields:
-            value["judge"] = {"prompt": metric.judge_prompt, "fields": metric.judge_fields(prediction, target)}
+            prompt = metric.judge_route(target) if metric.judge_route else metric.judge_prompt
+            value["judge"] = {"prompt": prompt, "fields": metric.judge_fields(prediction, target)}
+            if metric.judge_weights:
+                value["judge"]["weights"] = dict(metric.judge_weights)
+            if metric.invalid_policy != "exclude":
+                value["judge"]["invalid_policy"] = metric.invalid_policy
+            if metric.judge_images:
+                value["judge"]["images"] = token
         elif metric.batch:
             value["batch"] = {"scorer": metric.batch, "prediction": prediction, "reference": target}
             if metric.batch_images:
@@ -161,11 +174,7 @@ def score_pending_batches(values: Sequence[SampleScore]) -> None:
             value["score"] = _finite(score)
             value["batch_scored"] = True
     for value in pending:
-        kept = _PENDING_IMAGES.get(value["batch"].get("images", ""))
-        if kept is not None:
-            kept.users -= 1
-            if kept.users == 0:
-                del _PENDING_IMAGES[value["batch"]["images"]]
+        release_images(value["batch"].get("images"))
 
 
 def corpus_score(values: Sequence[SampleScore], region: str | None = None) -> float:
@@ -175,6 +184,21 @@ def corpus_score(values: Sequence[SampleScore], region: str | None = None) -> fl
         return math.nan
     (path,) = {c["scorer"] for c in chosen}  # one metric's values share one scorer
     return float(scorer(path)([c["prediction"] for c in chosen], [c["reference"] for c in chosen]))
+
+
+def pending_images(token: str | None) -> list[bytes] | None:
+    """The PNG images kept for a sample's judge (None when the token is unknown: a sample read back from a file)."""
+    kept = _PENDING_IMAGES.get(token or "")
+    return None if kept is None else kept.images
+
+
+def release_images(token: str | None) -> None:
+    """One metric of the sample is done with its images; the last one frees them."""
+    kept = _PENDING_IMAGES.get(token or "")
+    if kept is not None:
+        kept.users -= 1
+        if kept.users == 0:
+            del _PENDING_IMAGES[token]  # type: ignore[arg-type]
 
 
 def judge_pending(values: Sequence[SampleScore]) -> None:
@@ -205,8 +229,9 @@ class Aggregator:
         if self.kind == "macro":
             # the regions present: on a full split that is all six, the paper's region mean
             return macro_mean(items, sorted({region for _, regions in items for region in regions}))
-        if self.kind == "unscored":
-            return float(unscored(items))
+        if self.kind == "unscored":  # no score, or a judgement averaged in by an invalid-reply policy
+            return float(unscored(items) + sum(v.get("judge_status") == "invalid" and v["score"] is not None
+                                               for v in values))  # fmt: skip
         return region_mean(items, self.kind.removeprefix("region_"))
 
     def _corpus(self, values: Sequence[SampleScore]) -> float:

@@ -48,8 +48,8 @@ class Request:
             raise ValueError(f"query has {placeholders} {IMAGE_PLACEHOLDER} placeholders for {len(self.images)} images")
 
 
-# a run of placeholders, one per line, and the blank line after it
-_PLACEHOLDER_BLOCK = re.compile(rf"(?:{re.escape(IMAGE_PLACEHOLDER)}\n?)+\n?")
+# a run of placeholders, one per line (each may carry a label, "Image 2: <image>"), and the blank line after it
+_PLACEHOLDER_BLOCK = re.compile(rf"(?:(?:Image \d+: )?{re.escape(IMAGE_PLACEHOLDER)}\n?)+\n?")
 
 
 def without_image_placeholders(query: str) -> str:
@@ -62,6 +62,8 @@ def without_image_placeholders(query: str) -> str:
     'Name it.'
     >>> without_image_placeholders("Describe it.\n\n<image>\n<image>\n\nYour answer:")
     'Describe it.\n\nYour answer:'
+    >>> without_image_placeholders("Image 1: <image>\nImage 2: <image>\nWhich one?")
+    'Which one?'
     """
     return _PLACEHOLDER_BLOCK.sub("", query)
 
@@ -93,6 +95,15 @@ class GenerativeMetric:
       (`metric_plugins.judge.prompts`) whose template the fields fill; the judge scores every
       sample of a run at aggregation time, concurrently and cached, and the harness also reports
       ``<name>_unscored`` (invalid or failed judgements, left out of the mean).
+      ``judge_route(target)`` picks the prompt per sample instead (Pearl sends MCQ and
+      True/False items of one task to different prompts; ``judge_prompt`` then names the
+      metric's default route, for listings). ``judge_weights`` turns a reply with several
+      scores into one (``{"correctness": 0.4, ...}``; default: the prompt's primary score).
+      With ``judge_images`` the judge also sees the sample's images (kept as PNG until judged).
+      ``invalid_policy`` says what an invalid judgement counts as: ``"exclude"`` (left out of
+      the mean), ``"zero"`` or ``"minus_one"`` (averaged in as 0 / -1, `metric_plugins.judge.aggregate`);
+      a run's judge setting ``invalid_policy=...`` overrides it. Invalid judgements are counted
+      in ``<name>_unscored`` under every policy.
 
     `batch` and `corpus` are import paths, not functions, because they travel inside the
     per-sample values the harnesses save and pickle. A batched scorer returns NaN for a sample it
@@ -113,6 +124,10 @@ class GenerativeMetric:
     batch: str | None = None
     corpus: str | None = None
     batch_images: bool = False
+    judge_route: Callable[[str], str] | None = None
+    judge_weights: Mapping[str, float] | None = None
+    judge_images: bool = False
+    invalid_policy: Literal["exclude", "zero", "minus_one"] = "exclude"
 
     def names(self, regions: tuple[str, ...]) -> list[str]:
         """The names a harness reports it under: overall, per region, and a judged metric's unscored count."""
@@ -129,6 +144,11 @@ class GenerativeMetric:
             )
         if self.batch_images and self.batch is None:
             raise ValueError(f"metric {self.name}: `batch_images` needs a `batch` scorer")
+        judge_only = (self.judge_route, self.judge_weights, self.judge_images or None)
+        if self.judge_prompt is None and any(option is not None for option in judge_only):
+            raise ValueError(f"metric {self.name}: `judge_route`, `judge_weights` and `judge_images` need a judge")
+        if self.invalid_policy not in ("exclude", "zero", "minus_one"):
+            raise ValueError(f"metric {self.name}: unknown invalid_policy {self.invalid_policy!r}")
         for path in (self.batch, self.corpus):
             if path is not None and not re.fullmatch(r"[\w.]+:\w+", path):
                 raise ValueError(f"metric {self.name}: {path!r} is not a 'module:function' path")
@@ -230,11 +250,13 @@ class Family:
     """A named group of task variants (lm-eval prints it as a group).
 
     With ``average`` the group also reports the unweighted mean of its members' metrics (GIMMICK's
-    "Avg." over input settings); without it, it only runs them together (hint settings are
-    compared, never averaged).
+    "Avg." over input settings), or with ``weight_by_size`` too the mean over all their samples
+    (Pearl-X's accuracy over its single- and multi-image items); without it, it only runs them
+    together (hint settings are compared, never averaged).
     """
 
     name: str
     tasks: tuple[str, ...]
     description: str
     average: bool = False
+    weight_by_size: bool = False

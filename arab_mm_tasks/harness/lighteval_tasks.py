@@ -74,7 +74,12 @@ def make_prompt_function(spec: TaskSpec) -> Callable[[dict[str, Any], str | None
                 choices=[request.target],
                 gold_index=0,
                 images=request.images or None,
-                specific={"id": line.get("id"), "target": request.target, "regions": sample_regions(spec, line)},
+                specific={
+                    "id": line.get("id"),
+                    "target": request.target,
+                    "regions": sample_regions(spec, line),
+                    **{key: line[key] for key in spec.breakdown_keys if key in line},  # for `arab-mm-tasks breakdown`
+                },
             )
         # instruction stays None: with "" lighteval strips the query and prepends "\n\n" to it.
         return Doc(

@@ -105,7 +105,8 @@ def family_file(family: Family) -> tuple[str, dict]:
             for name in specs[0].metric_names()
             if all(name in s.metric_names() for s in specs) and not name.endswith("_unscored")  # a count, not a score
         ]
-        group["aggregate_metric_list"] = [{"metric": name, "weight_by_size": False} for name in shared]
+        weighted = family.weight_by_size
+        group["aggregate_metric_list"] = [{"metric": name, "weight_by_size": weighted} for name in shared]
     group["metadata"] = {"version": max(s.version for s in specs), "description": family.description}
     return f"{specs[0].benchmark}/_{family.name}.yaml", group
 

@@ -408,6 +408,29 @@ def render_card(
     return f"---\n{front}---\n\n{body.strip()}\n"
 
 
+def configs_dataset_info(
+    features: Mapping[str, datasets.Features], num_rows: Mapping[str, int], num_bytes: Mapping[str, int], split: str
+) -> list[dict[str, Any]]:
+    """``dataset_info`` for a card whose configs have different columns: per config, its features and split size."""
+    return [
+        {
+            "config_name": config,
+            **datasets.DatasetInfo(features=features[config])._to_yaml_dict(),
+            "splits": [_split_info(split, n, num_bytes[config])],
+        }
+        for config, n in num_rows.items()
+    ]
+
+
+def shown_source(source: str) -> str:
+    """A build's ``name=source; ...`` for a card: repo ids as they are, local files and folders by name only."""
+    parts = []
+    for item in source.split("; "):
+        name, _, where = item.partition("=")
+        parts.append(f"{name}: `{Path(where).name if Path(where).exists() else where}`")
+    return "; ".join(parts)
+
+
 def _split_info(split: str, num_rows: int, num_bytes: int) -> dict[str, Any]:
     return {"name": split, "num_bytes": int(num_bytes), "num_examples": int(num_rows)}
 

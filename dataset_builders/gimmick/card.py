@@ -7,7 +7,6 @@ every number in it comes from the build's `BuildReport`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import datasets
@@ -95,15 +94,6 @@ CHANGES = """\
   country and region strings (both Sub-Saharan spellings included) and image bytes."""
 
 
-def _shown(source: str) -> str:
-    """Repo ids as they are; local files and folders by name only (no local paths on a card)."""
-    parts = []
-    for item in source.split("; "):
-        name, _, where = item.partition("=")
-        parts.append(f"{name}: `{Path(where).name if Path(where).exists() else where}`")
-    return "; ".join(parts)
-
-
 def _counts(counts: Mapping[str, int]) -> str:
     lines = ["| config | rows | authors' release (paper Table 1) |", "|---|---|---|"]
     lines += [f"| {c} | {n} | {RELEASE_COUNTS[c]:,} |" for c, n in counts.items()]
@@ -185,7 +175,7 @@ Multitask Cultural Knowledge Benchmarking" (Schneider et al., 2025,
 
 ## Source
 
-Built from {_shown(report.source)} by `dataset_builders.gimmick.builder`.
+Built from {hub.shown_source(report.source)} by `dataset_builders.gimmick.builder`.
 Records left out by the build: {report.rows_skipped}.
 
 ```python

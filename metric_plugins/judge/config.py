@@ -48,6 +48,8 @@ class JudgeConfig:
         reasks: extra requests for an unparsable reply.
         temperature, max_tokens, top_p, seed: sampling (`Sampling`).
         device: torch device for ``transformers``.
+        invalid_policy: what an invalid judgement counts as in a harness metric (``exclude``,
+            ``zero``, ``minus_one``; `metric_plugins.judge.aggregate`); None: the metric's own default.
     """
 
     backend: str = "openai"
@@ -64,10 +66,13 @@ class JudgeConfig:
     top_p: float | None = None
     seed: int | None = None
     device: str = "cpu"
+    invalid_policy: str | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"judge backend must be one of {BACKENDS}, got {self.backend!r}")
+        if self.invalid_policy not in (None, "exclude", "zero", "minus_one"):
+            raise ValueError(f"invalid_policy must be exclude, zero or minus_one, got {self.invalid_policy!r}")
 
     @classmethod
     def from_args(cls, args: str | Mapping[str, Any] | None = None) -> JudgeConfig:

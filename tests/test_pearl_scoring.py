@@ -1,0 +1,169 @@
+"""Pearl's judged metrics on hand-made judge replies: ACC (MCQ and True/False routes), the rubric,
+OVR and CAS, invalid replies included, under each invalid-reply policy; and the judge-free parser."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pearl_fixtures import PearlJudgeServer, build_pearl_hub_dir
+
+from arab_mm_tasks.core import judging
+from arab_mm_tasks.core.registry import get_spec
+from arab_mm_tasks.core.scoring import _PENDING_IMAGES, aggregator, score_sample
+from arab_mm_tasks.core.sources import DatasetSource, load_split
+from arab_mm_tasks.pearl.prompts import parse_letter, parse_true_false, parsed_answer_score
+
+
+@pytest.fixture(scope="module")
+def pearl_hub(tmp_path_factory):
+    return build_pearl_hub_dir(tmp_path_factory.mktemp("pearl"))
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with PearlJudgeServer() as running:
+        yield running
+    judging.configure({})
+
+
+def _docs(hub, config):
+    return list(load_split(DatasetSource.resolve("pearl", str(hub)), config, "test"))
+
+
+def _judge(server, tmp_path, policy):
+    settings = {"model": "judge", "base_url": server.url, "cache_path": str(tmp_path / "judge.sqlite"), "reasks": 0}
+    judging.configure({**settings, **({"invalid_policy": policy} if policy else {})})
+
+
+def _values(task, docs, predictions):
+    spec = get_spec(task)
+    return [score_sample(spec, doc, p, spec.render(doc).images) for doc, p in zip(docs, predictions, strict=True)]
+
+
+def _aggregate(values, name):
+    return aggregator("micro")([v[name] for v in values]), aggregator("unscored")(
+        [v[f"{name}_unscored"] for v in values]
+    )
+
+
+CLOSED_REPLIES = ["<<acc=1>>", "<<acc=0>>", "<<acc=1>>", "<<acc=maybe>>", "<<acc=1>>", "<<acc=0>>"]
+
+
+@pytest.mark.parametrize(
+    ("policy", "acc"),
+    [(None, 300 / 6), ("zero", 300 / 6), ("minus_one", 200 / 6), ("exclude", 300 / 5)],
+)
+def test_closed_accuracy_routes_mcq_and_true_false_and_counts_invalid_replies(pearl_hub, server, tmp_path, policy, acc):
+    docs = _docs(pearl_hub, "pearl_closed")
+    assert [d["question_type"] for d in docs] == ["multiple_choice"] * 4 + ["true_false"] * 2
+    _judge(server, tmp_path, policy)
+    values = _values("pearl_closed", docs, CLOSED_REPLIES)
+    assert _aggregate(values, "acc") == (pytest.approx(acc), 1.0)  # the paper's default: full denominator
+    prompts = [json.loads(r.body)["messages"][0]["content"] for r in server.requests]
+    assert all(isinstance(c, str) for c in prompts)  # closed-form judge calls are text only
+    tasks = [c.split("\n")[1] for c in prompts]
+    assert sum(t.startswith(" TASK: Decide if the candidate's choice") for t in tasks) == 4  # MCQ prompt
+    assert sum(t.startswith(" TASK: Compare the candidate's short answer") for t in tasks) == 2  # True/False
+
+
+OPEN_REPLIES = [
+    "<<rubric=4,3,5,2>> <<cas=1>>",
+    "<<rubric=bad>> <<cas=0>>",
+    "<<rubric=5,5,5,5>> <<cas=yes>>",
+]
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("zero", {"correctness": 9 / 3, "fluency": 7 / 3, "overall": 8.6 / 3, "cas": 100 / 3}),
+        ("minus_one", {"correctness": 8 / 3, "fluency": 6 / 3, "overall": 7.6 / 3, "cas": 0.0}),
+        ("exclude", {"correctness": 9 / 2, "fluency": 7 / 2, "overall": 8.6 / 2, "cas": 100 / 2}),
+    ],
+)
+def test_open_rubric_overall_and_cas_under_each_policy(pearl_hub, server, tmp_path, policy, expected):
+    docs = _docs(pearl_hub, "pearl_open")[:3]
+    _judge(server, tmp_path, policy)
+    values = _values("pearl_open", docs, OPEN_REPLIES)
+    for name, score in expected.items():
+        assert _aggregate(values, name) == (pytest.approx(score), 1.0), name
+    # OVR per item = 0.4 COR + 0.2 (COH + DET + FLU) (Eq. 1): 3.6 for (4, 3, 5, 2)
+    assert values[0]["overall"]["score"] == pytest.approx(3.6)
+    assert values[1]["overall"]["judge_status"] == "invalid"
+    # the rubric and CAS judges see the image first, then the text; one request per item and prompt
+    bodies = [json.loads(r.body) for r in server.requests]
+    assert len(bodies) == 6
+    for body in bodies:
+        parts = body["messages"][0]["content"]
+        assert [p["type"] for p in parts] == ["image_url", "text"]
+    for name in ("coherence", "detail"):  # the last metrics of the samples: their images are released
+        _aggregate(values, name)
+    assert not _PENDING_IMAGES
+    assert len(server.requests) == 6  # the other rubric dimensions came from the same (cached) judgements
+
+
+def test_no_judge_leaves_scores_unscored_and_holds_no_images(pearl_hub, monkeypatch):
+    monkeypatch.delenv("ARAB_MM_JUDGE_MODEL", raising=False)
+    judging.configure({})
+    values = _values("pearl_open", _docs(pearl_hub, "pearl_open")[:2], ["x", "y"])
+    score, unscored = _aggregate(values, "overall")
+    assert score != score and unscored == 2  # NaN: nothing to average
+    for name in ("correctness", "coherence", "detail", "fluency", "cas"):
+        _aggregate(values, name)
+    assert not _PENDING_IMAGES
+
+
+@pytest.mark.parametrize(
+    ("reply", "label"),
+    [("True", True), ("false.", False), ("صحيح", True), ("خطأ", False), ("الإجابة: صح", True),
+     ("العبارة خاطئة", False), ("نعم", None), ("", None)],
+)  # fmt: skip
+def test_true_false_parsing_reads_english_and_arabic(reply, label):
+    assert parse_true_false(reply) is label
+
+
+@pytest.mark.parametrize(
+    ("reply", "letter"),
+    [("B", "B"), ("(C)", "C"), ("D. المنسف", "D"), ("  a) x", "A"), ("المنسف", "C"), ("E", None), ("نعم", None)],
+)
+def test_letter_parsing_takes_a_leading_letter_or_one_named_choice(reply, letter):
+    assert parse_letter(reply, ["A", "B", "C", "D"], ["الكعبة", "القلعة", "المنسف", "العود"]) == letter
+
+
+def test_parsed_accuracy_scores_against_the_gold_letter_and_label(pearl_hub):
+    spec = get_spec("pearl_closed")
+    mcq, tf = _docs(pearl_hub, "pearl_closed")[0], _docs(pearl_hub, "pearl_closed")[4]
+    letter, label = mcq["answer_letter"], tf["answer"]
+    assert parsed_answer_score(f"{letter}.", spec.target(mcq)) == 100.0
+    assert parsed_answer_score("Z", spec.target(mcq)) == 0.0
+    assert parsed_answer_score({"True": "صحيح", "False": "خطأ"}[label], spec.target(tf)) == 100.0
+
+
+def test_the_authors_inference_logs_are_judged_without_regenerating(pearl_hub, server, tmp_path):
+    """Rows as `eval/generate_pearl.py` writes them (every dataset field but the image), judged by id."""
+    from pearl_fixtures import pearl_records
+
+    from arab_mm_tasks.cli.judge_saved import judge_saved
+    from metric_plugins.judge.config import JudgeConfig
+
+    outputs = {11: "<<acc=1>>", 12: "<<acc=0>>", 0: "<<rubric=4,3,5,2>> <<cas=1>>", 1: "<<rubric=2,2,2,2>> <<cas=0>>"}
+    log = tmp_path / "output_gemma-3-4b-it_20250515_190602.jsonl"
+    rows = [{"id": i, "model_output": out, "model_path": "google/gemma-3-4b-it", "model_name": "gemma-3-4b-it",
+             **pearl_records()[i]} for i, out in outputs.items()]  # fmt: skip
+    log.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), "utf-8")
+    config = JudgeConfig(model="judge", base_url=server.url, cache_path=str(tmp_path / "judge.sqlite"))
+    with pytest.raises(FileNotFoundError, match="pass --dataset-path pearl=DIR"):
+        judge_saved([log], config, tmp_path / "judged")
+    report = judge_saved([log], config, tmp_path / "judged", {"pearl": str(pearl_hub)})
+    closed = report["results"][f"pearl_closed (log: {log.name})"]
+    opened = report["results"][f"pearl_open (log: {log.name})"]
+    assert closed["acc"] == 50.0 and closed["acc_unscored"] == 0
+    assert opened["overall"] == pytest.approx((3.6 + 2.0) / 2) and opened["cas"] == 50.0
+    # the open-ended judge saw each row's image from the dataset, matched by id
+    contents = [json.loads(r.body)["messages"][0]["content"] for r in server.requests]
+    assert sum(isinstance(c, list) and c[0]["type"] == "image_url" for c in contents) == 4  # 2 rubric + 2 CAS
+    assert sum(isinstance(c, str) for c in contents) == 2  # the closed-form judge is text only
+    judged = (tmp_path / "judged" / f"{log.stem}.pearl_open.jsonl").read_text("utf-8").splitlines()
+    assert [json.loads(line)["overall"]["score"] for line in judged] == pytest.approx([3.6, 2.0])
