@@ -23,6 +23,11 @@ PINNED = {
     ("dcscore_extract_ar", 1): "1792f8ff846eaa747a12bfecbb626fbe880eace8f6573253ff9d6c2d04b2b1cc",
     ("dcscore_match_ar", 1): "f6438007e64d1e68f5184ed885b89f329099f11f7f902924ccd3718ee7e0c3c4",
     ("dcscore_verify_ar", 1): "4112f16c30ff22d14ab3e67be9229e234c39b76d0807ab6a80b64f6af72567c6",
+    ("jeem_caption", 1): "56b51997467b7cd8c2de2280c3d798ef8c058e9540c2d6975bf639a9c02dba03",
+    ("jeem_caption_msa", 1): "2a8a17d6fc2fc4b5d01b2c874dbafe9daf7da1a019e5398612c015146a4e737c",
+    ("jeem_caption_refonly", 1): "24376e1620193d71e774005e08fafd96fee68302252f1feb50000fe5b62cf989",
+    ("jeem_caption_refonly_msa", 1): "a7d84778c7d2533d90ce35679dc2e527c3c56f47a37d4ac84650cb0d3ee54fef",
+    ("jeem_vqa", 1): "563c75658b0c5fa1a168dccc060ce7b34250303f1ae8a33e797ef42b37e900c2",
 }
 GIMMICK_SPEC = Path("/work/shared/specs/gimmick.md")
 

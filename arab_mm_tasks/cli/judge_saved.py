@@ -15,6 +15,7 @@ writes ``judged/<same file name>`` for every file read and ``judged/results_judg
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -25,7 +26,17 @@ from typing import Any
 
 from arab_mm_tasks.core.judging import judge_run
 from arab_mm_tasks.core.registry import all_specs
-from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
+from arab_mm_tasks.core.scoring import (
+    aggregation_kind,
+    aggregator,
+    has_pending_images,
+    judge_context,
+    keep_images,
+    needs_images,
+    sample_regions,
+    score_prediction,
+)
+from arab_mm_tasks.core.spec import TaskSpec
 from metric_plugins.judge.config import JudgeConfig
 from metric_plugins.judge.run import JudgeSummary
 
@@ -77,9 +88,10 @@ def read_saved(path: Path) -> SavedRun:
     if run.harness == "lm-eval" and all(spec.metric_names()[0] not in row for row in rows):
         # an lm-eval --predict_only run scored nothing: score its generations here, as the run would have
         for row in rows:
-            row.update(
-                score_prediction(spec, row["filtered_resps"][0], row["target"], sample_regions(spec, row["doc"]))
-            )
+            doc = row["doc"]
+            images = saved_doc_images(spec, doc, path) if needs_images(spec) else None
+            regions, context = sample_regions(spec, doc), judge_context(spec, doc)
+            row.update(score_prediction(spec, row["filtered_resps"][0], row["target"], regions, images, context))
     for name in spec.metric_names():
         missing = [i for i, row in enumerate(rows) if name not in row]
         if missing:
@@ -94,6 +106,30 @@ def read_saved(path: Path) -> SavedRun:
             for row, value in zip(rows, shared, strict=True):
                 row[name] = value
     return run
+
+
+def saved_doc_images(spec: TaskSpec, doc: dict[str, Any], path: Path) -> list[Any]:
+    """The images of a document as lm-eval saved it (its media bytes written as ``str(bytes)``), rendered again."""
+    try:
+        return spec.render(_bytes_again(doc)).images
+    except (ValueError, SyntaxError) as error:
+        raise ValueError(
+            f"{path}: the images of document {doc.get('id')!r} cannot be read back from the saved sample ({error}); "
+            "judge during the run instead (lm-eval --metadata '{\"judge\": ...}')"
+        ) from None
+
+
+def _bytes_again(value: Any) -> Any:
+    """``{"bytes": "b'...'"}`` -> ``{"bytes": b"..."}``, in every nested dict (lm-eval's `str` of undecoded media)."""
+    if isinstance(value, dict):
+        out = {k: _bytes_again(v) for k, v in value.items()}
+        raw = out.get("bytes")
+        if isinstance(raw, str) and raw[:2] in ("b'", 'b"'):
+            out["bytes"] = ast.literal_eval(raw)
+        return out
+    if isinstance(value, list):
+        return [_bytes_again(v) for v in value]
+    return value
 
 
 def _plain(value: Any) -> Any:
@@ -120,16 +156,22 @@ def judge_saved(paths: Iterable[str | Path], config: JudgeConfig, out_dir: str |
     for path in find_saved(paths):
         run = read_saved(path)
         spec = all_specs()[run.task]
-        for metric in spec.generative_metrics:
-            if metric.judge_prompt:
-                values = run.values[metric.name]
-                for value in values:  # judge again whatever is not a valid judgement yet
+        judged = [metric for metric in spec.generative_metrics if metric.judge_prompt]
+        for prompt in dict.fromkeys(metric.judge_prompt for metric in judged):
+            todo: list[dict[str, Any]] = []
+            ids: list[str] = []
+            for metric in (m for m in judged if m.judge_prompt == prompt):  # a prompt's criteria: one run
+                for i, value in enumerate(run.values[metric.name]):  # judge again whatever is not valid yet
                     if value.get("judge_status") != "valid":
                         value.pop("judge_status", None)
+                        value["judge"].pop("result", None)
                         value["score"] = None
-                todo = [i for i, value in enumerate(values) if "judge_status" not in value]
-                ids = [_sample_id(run, i) for i in todo]
-                summaries.append(judge_run(metric.judge_prompt, [values[i] for i in todo], config, ids).summary)
+                        if metric.judge_images and not has_pending_images(value["judge"].get("images")):
+                            value["judge"]["images"] = _doc_images(run, i, spec, path)
+                        todo.append(value)
+                        ids.append(_sample_id(run, i))
+            # the criteria's copies of one request are the same request: the judge answers it once
+            summaries.append(judge_run(prompt, todo, config, ids).summary)
         scores = {name: aggregator(aggregation_kind(spec, name))(run.values[name]) for name in spec.metric_names()}
         results[f"{run.task} ({run.harness}: {path.name})"] = {
             name: None if math.isnan(score) else score for name, score in scores.items()
@@ -139,6 +181,13 @@ def judge_saved(paths: Iterable[str | Path], config: JudgeConfig, out_dir: str |
     report = {"results": results, "judge": config.to_dict(), "summary": summary}
     (out / "results_judged.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
     return report
+
+
+def _doc_images(run: SavedRun, index: int, spec: TaskSpec, path: Path) -> str:
+    """A token for the images of a saved sample's document, for a judge that looks at them (lm-eval only)."""
+    if run.harness != "lm-eval":
+        raise ValueError(f"{path}: {spec.name}'s judge looks at images, which lighteval details do not keep")
+    return keep_images(saved_doc_images(spec, run.records[index]["doc"], path), users=1)
 
 
 def _sample_id(run: SavedRun, index: int) -> str:

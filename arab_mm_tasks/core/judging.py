@@ -80,21 +80,59 @@ def judge_run(
 
     `ids` name the samples in warnings and judgements (default: their position, ``sample 3``).
     """
+    from arab_mm_tasks.core.scoring import pending_images
     from metric_plugins.judge import JudgeItem, get_prompt
 
     ids = ids if ids is not None else [f"sample {i}" for i in range(len(values))]
     judge = config.build_judge(get_prompt(prompt_id))
-    run = judge.score_all([JudgeItem(v["judge"]["fields"], id=i) for v, i in zip(values, ids, strict=True)])
+    items = [
+        JudgeItem(v["judge"]["fields"], images=pending_images(v["judge"].get("images")), id=i)
+        for v, i in zip(values, ids, strict=True)
+    ]
+    run = judge.score_all(items)
     for value, judgement in zip(values, run.judgements, strict=True):
-        value["score"] = judgement.score if judgement.valid else None  # invalid replies are left out of the mean
-        value["judge_status"] = judgement.status
+        # kept in the request, which the metrics sharing it (one per criterion) read without a new call
+        value["judge"]["result"] = {
+            "status": judgement.status,
+            "score": judgement.score if judgement.valid else None,  # invalid replies are left out of the mean
+            "scores": dict(judgement.scores) if judgement.valid and judgement.scores is not None else None,
+        }
+        apply_judgement(value)
+    _release(values)
     log.info("judge %s: %s; %s", prompt_id, run.summary, run.mean().as_dict())
     return run
 
 
+def apply_judgement(value: dict[str, Any]) -> None:
+    """A judged value's score and status from its request's judgement (its ``judge_score``, or the primary one)."""
+    result = value["judge"]["result"]
+    name = value.get("judge_score")
+    if result["scores"] is None:
+        value["score"] = None
+    elif name is None:
+        value["score"] = result["score"]
+    elif name in result["scores"]:
+        value["score"] = result["scores"][name]
+    else:
+        prompt = value["judge"]["prompt"]
+        raise KeyError(f"judge prompt {prompt!r} gives no score {name!r} (it gives {sorted(result['scores'])})")
+    value["judge_status"] = result["status"]
+
+
+def _release(values: Sequence[dict[str, Any]]) -> None:
+    """Free the images the judge requests of `values` kept (once per request, however many metrics share it)."""
+    from arab_mm_tasks.core.scoring import release_images
+
+    for request in {id(v["judge"]): v["judge"] for v in values}.values():
+        release_images(request.pop("images", None))
+
+
 def _mark(values: Sequence[dict[str, Any]], status: str) -> None:
+    """Leave `values` unscored, and the metrics sharing their requests too (their images are freed)."""
     for value in values:
+        value["judge"]["result"] = {"status": status, "score": None, "scores": None}
         value["judge_status"] = status
+    _release(values)
 
 
 # --- DCScore in a task: batched scorers with images (`GenerativeMetric(batch=..., batch_images=True)`) ---

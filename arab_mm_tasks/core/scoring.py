@@ -26,6 +26,7 @@ of them, one region's, or each region's for the macro mean).
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -52,7 +53,13 @@ SampleScore = dict[str, Any]  # {"score": float | None, "regions": list[str]}
 
 def needs_images(spec: TaskSpec) -> bool:
     """Whether a metric of `spec` looks at the sample's images when it is scored."""
-    return any(metric.batch_images for metric in spec.generative_metrics)
+    return any(metric.batch_images or metric.judge_images for metric in spec.generative_metrics)
+
+
+def _image_users(spec: TaskSpec) -> int:
+    """How many scorings of a sample look at its images: each batched metric, each judge request."""
+    judged = {metric.judge_prompt for metric in spec.generative_metrics if metric.judge_images}
+    return sum(metric.batch_images for metric in spec.generative_metrics) + len(judged)
 
 
 @dataclass
@@ -67,7 +74,8 @@ class _KeptImages:
 _PENDING_IMAGES: dict[str, _KeptImages] = {}
 
 
-def _keep_images(images: Sequence[Any], users: int) -> str:
+def keep_images(images: Sequence[Any], users: int) -> str:
+    """Keep a sample's images (as PNG) for `users` scorings; the token names them in its values."""
     from arab_mm_tasks.core.media import png_bytes
 
     token = uuid.uuid4().hex
@@ -76,11 +84,17 @@ def _keep_images(images: Sequence[Any], users: int) -> str:
 
 
 def score_prediction(
-    spec: TaskSpec, prediction: str, target: str, regions: list[str], images: Sequence[Any] | None = None
+    spec: TaskSpec,
+    prediction: str,
+    target: str,
+    regions: list[str],
+    images: Sequence[Any] | None = None,
+    context: Mapping[str, str] | None = None,
 ) -> dict[str, SampleScore]:
     """``{metric name: {"score", "regions"}}`` for one generated answer, per-region names included.
 
-    `images` (the sample's, as the model saw them) are needed only when a metric has ``batch_images``.
+    `images` (the sample's, as the model saw them) are needed only when a metric has ``batch_images``
+    or ``judge_images``; `context` holds the task's `TaskSpec.judge_context` fields of the document.
     """
     prediction = prediction.strip()
     values: dict[str, SampleScore] = {}
@@ -88,11 +102,20 @@ def score_prediction(
     if needs_images(spec):
         if images is None:
             raise ValueError(f"{spec.name}: a metric looks at the images, but none were given")
-        token = _keep_images(images, sum(metric.batch_images for metric in spec.generative_metrics))
+        token = keep_images(images, _image_users(spec))
+    requests: dict[str, dict[str, Any]] = {}  # one judge request per prompt and fields, shared by its metrics
     for metric in spec.generative_metrics:
         value: SampleScore = {"score": None, "regions": regions}
         if metric.judge_prompt and metric.judge_fields:
-            value["judge"] = {"prompt": metric.judge_prompt, "fields": metric.judge_fields(prediction, target)}
+            fields = {**(context or {}), **metric.judge_fields(prediction, target)}
+            key = json.dumps([metric.judge_prompt, fields, metric.judge_images], sort_keys=True, ensure_ascii=False)
+            if key not in requests:
+                requests[key] = {"prompt": metric.judge_prompt, "fields": fields}
+                if metric.judge_images:
+                    requests[key]["images"] = token
+            value["judge"] = requests[key]
+            if metric.judge_score:
+                value["judge_score"] = metric.judge_score
         elif metric.batch:
             value["batch"] = {"scorer": metric.batch, "prediction": prediction, "reference": target}
             if metric.batch_images:
@@ -110,7 +133,13 @@ def score_sample(
 ) -> dict[str, SampleScore]:
     """`score_prediction` with the target and regions read from the document."""
     assert spec.target is not None, f"{spec.name} is not a generative task"
-    return score_prediction(spec, prediction, spec.target(doc), sample_regions(spec, doc), images)
+    regions, context = sample_regions(spec, doc), judge_context(spec, doc)
+    return score_prediction(spec, prediction, spec.target(doc), regions, images, context)
+
+
+def judge_context(spec: TaskSpec, doc: Mapping[str, Any]) -> dict[str, str] | None:
+    """The task's extra judge fields for a document (None when it has none)."""
+    return spec.judge_context(doc) if spec.judge_context is not None else None
 
 
 def aggregation_kind(spec: TaskSpec, name: str) -> str:
@@ -161,11 +190,29 @@ def score_pending_batches(values: Sequence[SampleScore]) -> None:
             value["score"] = _finite(score)
             value["batch_scored"] = True
     for value in pending:
-        kept = _PENDING_IMAGES.get(value["batch"].get("images", ""))
-        if kept is not None:
-            kept.users -= 1
-            if kept.users == 0:
-                del _PENDING_IMAGES[value["batch"]["images"]]
+        release_images(value["batch"].get("images"))
+
+
+def pending_images(token: str | None) -> list[bytes]:
+    """The images kept for a sample's scoring (PNG bytes); none when the token is None."""
+    if token is None:
+        return []
+    if token not in _PENDING_IMAGES:
+        raise RuntimeError(f"the images of sample token {token} are no longer kept (scored already?)")
+    return _PENDING_IMAGES[token].images
+
+
+def has_pending_images(token: str | None) -> bool:
+    return token is not None and token in _PENDING_IMAGES
+
+
+def release_images(token: str | None) -> None:
+    """One scoring of a sample is done with its images; the last one frees them."""
+    kept = _PENDING_IMAGES.get(token or "")
+    if kept is not None:
+        kept.users -= 1
+        if kept.users == 0:
+            del _PENDING_IMAGES[token]  # type: ignore[arg-type]
 
 
 def corpus_score(values: Sequence[SampleScore], region: str | None = None) -> float:
@@ -179,9 +226,12 @@ def corpus_score(values: Sequence[SampleScore], region: str | None = None) -> fl
 
 def judge_pending(values: Sequence[SampleScore]) -> None:
     """Score the judged values not judged yet, in place (one concurrent, cached judge run per prompt)."""
-    from arab_mm_tasks.core.judging import judge_values
+    from arab_mm_tasks.core.judging import apply_judgement, judge_values
 
     pending = [v for v in values if "judge" in v and "judge_status" not in v]
+    for value in [v for v in pending if "result" in v["judge"]]:  # judged already for another criterion
+        apply_judgement(value)
+    pending = [v for v in pending if "judge_status" not in v]
     for prompt in sorted({v["judge"]["prompt"] for v in pending}):
         judge_values(prompt, [v for v in pending if v["judge"]["prompt"] == prompt])
 

@@ -21,6 +21,14 @@ class RecordError(ValueError):
     """A dataset record that cannot be turned into a request; the message names record and field."""
 
 
+def required_field(doc: Mapping[str, Any], name: str, record: str) -> Any:
+    """`doc[name]`, or a `RecordError` naming `record` and the field when it is missing or blank."""
+    value = doc.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise RecordError(f"{record}: field {name!r} is missing or empty")
+    return value
+
+
 class SourceError(ValueError):
     """A dataset source that cannot be read at all (wrong form, empty, no usable record); the message says which."""
 
@@ -90,9 +98,13 @@ class GenerativeMetric:
       score (corpus BLEU): computed over all samples, and over each region's samples for the
       per-region names. The samples keep no score of their own.
     - ``judge_prompt`` + ``judge_fields(prediction, target)``: a judge prompt
-      (`metric_plugins.judge.prompts`) whose template the fields fill; the judge scores every
+      (`metric_plugins.judge.prompts`) whose template the fields fill (with the task's
+      `TaskSpec.judge_context` fields of the document); the judge scores every
       sample of a run at aggregation time, concurrently and cached, and the harness also reports
-      ``<name>_unscored`` (invalid or failed judgements, left out of the mean).
+      ``<name>_unscored`` (invalid or failed judgements, left out of the mean). ``judge_score``
+      names the reply's score the metric reports (default: the prompt's first); metrics with the
+      same prompt and fields share one judgement per sample (JEEM's four criteria: one call).
+      With ``judge_images`` the judge also sees the sample's images.
 
     `batch` and `corpus` are import paths, not functions, because they travel inside the
     per-sample values the harnesses save and pickle. A batched scorer returns NaN for a sample it
@@ -113,6 +125,8 @@ class GenerativeMetric:
     batch: str | None = None
     corpus: str | None = None
     batch_images: bool = False
+    judge_score: str | None = None
+    judge_images: bool = False
 
     def names(self, regions: tuple[str, ...]) -> list[str]:
         """The names a harness reports it under: overall, per region, and a judged metric's unscored count."""
@@ -129,6 +143,8 @@ class GenerativeMetric:
             )
         if self.batch_images and self.batch is None:
             raise ValueError(f"metric {self.name}: `batch_images` needs a `batch` scorer")
+        if (self.judge_images or self.judge_score) and self.judge_prompt is None:
+            raise ValueError(f"metric {self.name}: `judge_images` and `judge_score` need a `judge_prompt`")
         for path in (self.batch, self.corpus):
             if path is not None and not re.fullmatch(r"[\w.]+:\w+", path):
                 raise ValueError(f"metric {self.name}: {path!r} is not a 'module:function' path")
@@ -165,6 +181,8 @@ class TaskSpec:
         generative_metrics / generation: scoring and decoding of a generative task.
         target: document -> ground truth of a generative task, without loading its media (the
             harness scores with it after generation; `render` puts the same string in `Request.target`).
+        judge_context: document -> extra judge template fields (JEEM VQA's question), added to
+            every judged metric's `judge_fields`.
         region_key / regions: the multi-valued document field and its values that
             generative metrics are reported by (a sample counts in each of its regions).
         weight_by_size: True = micro average over documents at group and overall level.
@@ -188,6 +206,7 @@ class TaskSpec:
     generative_metrics: tuple[GenerativeMetric, ...] = ()
     generation: Generation | None = None
     target: Callable[[Mapping[str, Any]], str] | None = None
+    judge_context: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
     region_key: str | None = None
     regions: tuple[str, ...] = ()
     weight_by_size: bool = True
