@@ -85,3 +85,26 @@ def build_jeem_hub_dir(folder: Path) -> Path:
     out = folder / "jeem"
     build(out, write_jeem_jsonl(folder / "source"))
     return out
+
+
+# --- a scripted judge: JEEM's criteria from the text judged, DCScore's stages from test_dcscore ----------
+
+CRITERIA = ("Consistency", "Relevance", "Fluency", "Dialect Authenticity")
+
+
+def criterion_scores(user_text: str) -> dict[str, int]:
+    """The scripted judge's scores for a JEEM prompt: 1-5 from the SHA-256 of the generated text, per criterion."""
+    import hashlib
+
+    generated = user_text.split("\n\nGenerated ", 1)[1].split(": ", 1)[1].split("\n\nOutput Format", 1)[0]
+    digest = hashlib.sha256(generated.encode("utf-8")).digest()
+    asked = [c for c in CRITERIA if f"\n{c}: X/5" in user_text]
+    return {c: 1 + digest[i] % 5 for i, c in enumerate(asked)}
+
+
+def jeem_script(stage: str, user_text: str, request: dict[str, Any]) -> str | None:
+    if user_text.startswith("You are an expert evaluator assessing the quality of an"):
+        return "\n\n".join(f"{c}: {s}/5" for c, s in criterion_scores(user_text).items())
+    from test_dcscore import hand_script
+
+    return hand_script(stage, user_text, request)
