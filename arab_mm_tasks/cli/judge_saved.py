@@ -15,7 +15,7 @@ writes ``judged/<same file name>`` for every file read and ``judged/results_judg
 
 from __future__ import annotations
 
-import ast
+import functools
 import json
 import math
 import re
@@ -109,27 +109,33 @@ def read_saved(path: Path) -> SavedRun:
 
 
 def saved_doc_images(spec: TaskSpec, doc: dict[str, Any], path: Path) -> list[Any]:
-    """The images of a document as lm-eval saved it (its media bytes written as ``str(bytes)``), rendered again."""
-    try:
-        return spec.render(_bytes_again(doc)).images
-    except (ValueError, SyntaxError) as error:
-        raise ValueError(
-            f"{path}: the images of document {doc.get('id')!r} cannot be read back from the saved sample ({error}); "
-            "judge during the run instead (lm-eval --metadata '{\"judge\": ...}')"
-        ) from None
+    """The images of a saved lm-eval sample's document, rendered again from the run's data source.
+
+    lm-eval writes a hash in place of an image's bytes, so the document is looked up by id in the
+    dataset the run read (its ``--metadata`` and ``dataset_kwargs``, from the results file next to
+    the samples file) and rendered as the run rendered it.
+    """
+    docs = _run_documents(spec.name, path)
+    key = str(doc.get("id"))
+    if key not in docs:
+        raise ValueError(f"{path}: document {key!r} is not in the dataset the run read; judge during the run instead")
+    return spec.render(docs[key]).images
 
 
-def _bytes_again(value: Any) -> Any:
-    """``{"bytes": "b'...'"}`` -> ``{"bytes": b"..."}``, in every nested dict (lm-eval's `str` of undecoded media)."""
-    if isinstance(value, dict):
-        out = {k: _bytes_again(v) for k, v in value.items()}
-        raw = out.get("bytes")
-        if isinstance(raw, str) and raw[:2] in ("b'", 'b"'):
-            out["bytes"] = ast.literal_eval(raw)
-        return out
-    if isinstance(value, list):
-        return [_bytes_again(v) for v in value]
-    return value
+@functools.cache
+def _run_documents(task: str, samples_file: Path) -> dict[str, dict[str, Any]]:
+    from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
+
+    stamp = _LM_EVAL.match(samples_file.name)["time"]  # type: ignore[index]
+    results = samples_file.with_name(f"results_{stamp}.json")
+    if not results.is_file():
+        raise ValueError(f"{samples_file}: its judge looks at images and {results.name} (which says where "
+                         "the run's data came from) is not next to it")  # fmt: skip
+    config = json.loads(results.read_text("utf-8"))["configs"][task]
+    kwargs = config["dataset_kwargs"]
+    source = DatasetSource.from_metadata(kwargs["benchmark"], config.get("metadata") or {})
+    split = without_media_decoding(load_split(source, kwargs["config"], kwargs["split"], kwargs["benchmark"]))
+    return {str(row["id"]): row for row in split}
 
 
 def _plain(value: Any) -> Any:
