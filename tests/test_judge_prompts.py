@@ -27,6 +27,11 @@ PINNED = {
     ("pearl_true_false", 1): "cf01e7041ac9d283b89b19063bca6633a02d8f23ee159390cf87dfe72f873919",
     ("pearl_open_ended", 1): "c73adc358855bc67c9472cb2c039015c1d60b16ed3f4fa9db4d5e1f38dc4c0ce",
     ("pearl_cas", 1): "2f72134b6973803d085857baf5d668738d71ca8b6447c270a758c98f84b5f197",
+    ("jeem_caption", 1): "56b51997467b7cd8c2de2280c3d798ef8c058e9540c2d6975bf639a9c02dba03",
+    ("jeem_caption_msa", 1): "2a8a17d6fc2fc4b5d01b2c874dbafe9daf7da1a019e5398612c015146a4e737c",
+    ("jeem_caption_refonly", 1): "24376e1620193d71e774005e08fafd96fee68302252f1feb50000fe5b62cf989",
+    ("jeem_caption_refonly_msa", 1): "a7d84778c7d2533d90ce35679dc2e527c3c56f47a37d4ac84650cb0d3ee54fef",
+    ("jeem_vqa", 1): "563c75658b0c5fa1a168dccc060ce7b34250303f1ae8a33e797ef42b37e900c2",
 }
 GIMMICK_SPEC = Path("/work/shared/specs/gimmick.md")
 

@@ -15,6 +15,7 @@ writes ``judged/<same file name>`` for every file read and ``judged/results_judg
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -23,9 +24,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arab_mm_tasks.core.judging import judge_run, set_saved_images
+from arab_mm_tasks.core.judging import apply_judgement, judge_run, set_saved_images
 from arab_mm_tasks.core.registry import all_benchmarks, all_specs
-from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, sample_regions, score_prediction
+from arab_mm_tasks.core.scoring import (
+    aggregation_kind,
+    aggregator,
+    has_pending_images,
+    judge_context,
+    sample_regions,
+    score_prediction,
+)
+from arab_mm_tasks.core.spec import TaskSpec
 from metric_plugins.judge.config import JudgeConfig
 from metric_plugins.judge.run import JudgeSummary
 
@@ -103,9 +112,12 @@ def read_saved(path: Path) -> SavedRun:
     if run.harness == "lm-eval" and all(spec.metric_names()[0] not in row for row in rows):
         # an lm-eval --predict_only run scored nothing: score its generations here, as the run would have
         for row in rows:
-            row.update(
-                score_prediction(spec, row["filtered_resps"][0], row["target"], sample_regions(spec, row["doc"]))
-            )
+            doc = row["doc"]
+            # a batched metric (DCScore) needs the images now; a judge's are attached when it is run
+            batch_images = any(metric.batch_images for metric in spec.generative_metrics)
+            images = saved_doc_images(spec, doc, path) if batch_images else None
+            regions, context = sample_regions(spec, doc), judge_context(spec, doc)
+            row.update(score_prediction(spec, row["filtered_resps"][0], row["target"], regions, images, context))
     for name in spec.metric_names():
         missing = [i for i, row in enumerate(rows) if name not in row]
         if missing:
@@ -120,6 +132,36 @@ def read_saved(path: Path) -> SavedRun:
             for row, value in zip(rows, shared, strict=True):
                 row[name] = value
     return run
+
+
+def saved_doc_images(spec: TaskSpec, doc: dict[str, Any], path: Path) -> list[Any]:
+    """The images of a saved lm-eval sample's document, rendered again from the run's data source.
+
+    lm-eval writes a hash in place of an image's bytes, so the document is looked up by id in the
+    dataset the run read (its ``--metadata`` and ``dataset_kwargs``, from the results file next to
+    the samples file) and rendered as the run rendered it.
+    """
+    docs = _run_documents(spec.name, path)
+    key = str(doc.get("id"))
+    if key not in docs:
+        raise ValueError(f"{path}: document {key!r} is not in the dataset the run read; judge during the run instead")
+    return spec.render(docs[key]).images
+
+
+@functools.cache
+def _run_documents(task: str, samples_file: Path) -> dict[str, dict[str, Any]]:
+    from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
+
+    stamp = _LM_EVAL.match(samples_file.name)["time"]  # type: ignore[index]
+    results = samples_file.with_name(f"results_{stamp}.json")
+    if not results.is_file():
+        raise ValueError(f"{samples_file}: its judge looks at images and {results.name} (which says where "
+                         "the run's data came from) is not next to it")  # fmt: skip
+    config = json.loads(results.read_text("utf-8"))["configs"][task]
+    kwargs = config["dataset_kwargs"]
+    source = DatasetSource.from_metadata(kwargs["benchmark"], config.get("metadata") or {})
+    split = without_media_decoding(load_split(source, kwargs["config"], kwargs["split"], kwargs["benchmark"]))
+    return {str(row["id"]): row for row in split}
 
 
 def _plain(value: Any) -> Any:
@@ -176,14 +218,20 @@ def _judge_file(
     summaries: list[JudgeSummary] = []
     if any(m.judge_images for m in spec.generative_metrics):
         _attach_images(run, spec, images, dataset_paths)
-    for metric in spec.generative_metrics:
-        if metric.judge_prompt:
-            values = run.values[metric.name]
-            for value in values:  # judge again whatever is not a valid judgement yet
-                if value.get("judge_status") != "valid":
-                    value.pop("judge_status", None)
-                    value["score"] = None
-            todo = [i for i, value in enumerate(values) if "judge_status" not in value]
+    judged = [metric for metric in spec.generative_metrics if metric.judge_prompt]
+    for metric in judged:
+        for value in run.values[metric.name]:  # judge again whatever is not a valid judgement yet
+            if value.get("judge_status") != "valid":
+                value.pop("judge_status", None)
+                value["judge"].pop("result", None)
+                value["score"] = None
+    for metric in judged:
+        values = run.values[metric.name]
+        for value in values:  # a request shared with a metric judged above (predict_only runs scored here)
+            if "judge_status" not in value and "result" in value["judge"]:
+                apply_judgement(value, config.invalid_policy)
+        todo = [i for i, value in enumerate(values) if "judge_status" not in value]
+        if todo:
             for prompt in sorted({values[i]["judge"]["prompt"] for i in todo}):  # one run per routed prompt
                 chosen = [i for i in todo if values[i]["judge"]["prompt"] == prompt]
                 ids = [_sample_id(run, i) for i in chosen]
@@ -209,23 +257,28 @@ def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[bytes]], dat
     from arab_mm_tasks.core.media import png_bytes
     from arab_mm_tasks.core.sources import DatasetSource, load_split
 
-    if spec.benchmark not in dataset_paths:
+    if spec.benchmark in dataset_paths:
+        source = DatasetSource.resolve(spec.benchmark, dataset_paths[spec.benchmark])
+        where = source.path
+        docs = {str(doc["id"]): doc for doc in load_split(source, spec.all_config, spec.split, spec.benchmark)}
+    elif run.harness == "lm-eval":  # its results file says where the run's data came from
+        where, docs = "the dataset the run read", _run_documents(run.task, run.path)
+    else:
         raise FileNotFoundError(
             f"{run.path}: the {run.task} judge looks at each sample's images, which saved samples do not hold; "
             f"pass --dataset-path {spec.benchmark}=DIR (the folder or repo the run evaluated)"
         )
-    source = DatasetSource.resolve(spec.benchmark, dataset_paths[spec.benchmark])
-    docs = {str(doc["id"]): doc for doc in load_split(source, spec.all_config, spec.split, spec.benchmark)}
     for index in range(len(run.records)):
         doc_id = str(_doc_of(run, index).get("id"))
         if doc_id not in docs:
-            raise KeyError(f"{run.path}: sample {index} is document {doc_id!r}, which {source.path} does not hold")
+            raise KeyError(f"{run.path}: sample {index} is document {doc_id!r}, which {where} does not hold")
         key = f"{run.task}/{doc_id}"
         if key not in images:
             images[key] = [png_bytes(image) for image in spec.render(docs[doc_id]).images]
         for metric in spec.generative_metrics:
-            if metric.judge_images:
-                run.values[metric.name][index]["judge"]["images"] = key
+            request = run.values[metric.name][index]["judge"] if metric.judge_images else {}
+            if metric.judge_images and not has_pending_images(request.get("images")):  # kept when scored here
+                request["images"] = key
 
 
 def _sample_id(run: SavedRun, index: int) -> str:

@@ -88,11 +88,49 @@ def judge_run(
     items = [JudgeItem(v["judge"]["fields"], _judge_images(v, i), id=i) for v, i in zip(values, ids, strict=True)]
     run = judge.score_all(items)
     for value, judgement in zip(values, run.judgements, strict=True):
-        value["score"] = _value_score(value, judgement, config)
-        value["judge_status"] = judgement.status
-        release_images(value["judge"].get("images"))
+        # kept in the request, which the metrics sharing it (one per criterion) read without a new call
+        value["judge"]["result"] = {
+            "status": judgement.status,
+            "score": judgement.score if judgement.valid else None,
+            "scores": dict(judgement.scores) if judgement.valid and judgement.scores is not None else None,
+        }
+        apply_judgement(value, config.invalid_policy)
+    _release(values)
     log.info("judge %s: %s; %s", prompt_id, run.summary, run.mean().as_dict())
     return run
+
+
+def apply_judgement(value: dict[str, Any], run_policy: str | None = None) -> None:
+    """A judged value's score and status from its request's judgement.
+
+    Valid: the value's ``judge_score`` (one named score of the reply), its ``judge_weights`` (a
+    weighted sum of them), or else the prompt's primary score. Failed (no reply): never scored.
+    Invalid: left out (``exclude``, the default) or averaged in as 0 / -1 (times the weights'
+    sum), by the run's ``invalid_policy`` (`run_policy`) or else the metric's.
+    """
+    from metric_plugins.judge.aggregate import INVALID_VALUES
+
+    result = value["judge"]["result"]
+    value["judge_status"] = result["status"]
+    weights = value.get("judge_weights")
+    if result["status"] == "valid":
+        name, scores = value.get("judge_score"), result["scores"] or {}
+        missing = [n for n in ([name] if name else list(weights or ())) if n not in scores]
+        if missing:
+            prompt = value["judge"]["prompt"]
+            raise KeyError(f"judge prompt {prompt!r} gives no score {missing[0]!r} (it gives {sorted(scores)})")
+        if name:
+            value["score"] = scores[name]
+        elif weights:
+            value["score"] = sum(float(weight) * scores[n] for n, weight in weights.items())
+        else:
+            value["score"] = result["score"]
+    elif result["status"] == "invalid":
+        substitute = INVALID_VALUES[run_policy or value.get("invalid_policy", "exclude")]
+        scale = sum(float(weight) for weight in weights.values()) if weights and not value.get("judge_score") else 1
+        value["score"] = None if substitute is None else substitute * scale
+    else:
+        value["score"] = None
 
 
 def _judge_images(value: Mapping[str, Any], sample: str) -> list[bytes]:
@@ -110,26 +148,10 @@ def _judge_images(value: Mapping[str, Any], sample: str) -> list[bytes]:
     return images
 
 
-def _value_score(value: Mapping[str, Any], judgement: Any, config: JudgeConfig) -> float | None:
-    """A judgement as the metric's score: weighted reply scores, or the invalid-reply policy's value.
-
-    Failed judgements (no reply) are never scored; invalid ones are left out (``exclude``, the
-    default) or averaged in as 0 / -1, by the run's ``invalid_policy`` or else the metric's.
-    """
-    from metric_plugins.judge.aggregate import INVALID_VALUES
-
-    if judgement.valid:
-        weights = value["judge"].get("weights")
-        if not weights:
-            return judgement.score
-        return sum(float(weight) * judgement.scores[name] for name, weight in weights.items())
-    if judgement.failed:
-        return None
-    policy = config.invalid_policy or value["judge"].get("invalid_policy", "exclude")
-    substitute = INVALID_VALUES[policy]
-    if substitute is None or not value["judge"].get("weights"):
-        return substitute
-    return substitute * sum(float(weight) for weight in value["judge"]["weights"].values())
+def _release(values: Sequence[dict[str, Any]]) -> None:
+    """Free the images the judge requests of `values` kept (once per request, however many metrics share it)."""
+    for request in {id(v["judge"]): v["judge"] for v in values}.values():
+        release_images(request.pop("images", None))
 
 
 # Where `arab-mm-tasks judge` finds a saved sample's images: a function of the judged value, set by that command.
@@ -147,9 +169,11 @@ def set_saved_images(finder: Callable[[Mapping[str, Any]], list[bytes] | None] |
 
 
 def _mark(values: Sequence[dict[str, Any]], status: str) -> None:
+    """Leave `values` unscored, and the metrics sharing their requests too (their images are freed)."""
     for value in values:
+        value["judge"]["result"] = {"status": status, "score": None, "scores": None}
         value["judge_status"] = status
-        release_images(value["judge"].get("images"))  # never judged in this process: nothing waits for them
+    _release(values)  # never judged in this process: nothing waits for them
 
 
 # --- DCScore in a task: batched scorers with images (`GenerativeMetric(batch=..., batch_images=True)`) ---

@@ -21,6 +21,7 @@ BENCHMARK_PACKAGES: tuple[str, ...] = (
     "arab_mm_tasks.arabculture",
     "arab_mm_tasks.gimmick",
     "arab_mm_tasks.pearl",
+    "arab_mm_tasks.jeem",
 )
 
 

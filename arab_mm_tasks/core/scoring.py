@@ -26,6 +26,7 @@ of them, one region's, or each region's for the macro mean).
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -71,7 +72,8 @@ class _KeptImages:
 _PENDING_IMAGES: dict[str, _KeptImages] = {}
 
 
-def _keep_images(images: Sequence[Any], users: int) -> str:
+def keep_images(images: Sequence[Any], users: int) -> str:
+    """Keep a sample's images (as PNG) for `users` scorings; the token names them in its values."""
     from arab_mm_tasks.core.media import png_bytes
 
     token = uuid.uuid4().hex
@@ -79,12 +81,25 @@ def _keep_images(images: Sequence[Any], users: int) -> str:
     return token
 
 
+def _use(token: str | None) -> str | None:
+    """One more scoring will look at the kept images of `token` (None: none kept in this process)."""
+    if token is not None:
+        _PENDING_IMAGES[token].users += 1
+    return token
+
+
 def score_prediction(
-    spec: TaskSpec, prediction: str, target: str, regions: list[str], images: Sequence[Any] | None = None
+    spec: TaskSpec,
+    prediction: str,
+    target: str,
+    regions: list[str],
+    images: Sequence[Any] | None = None,
+    context: Mapping[str, str] | None = None,
 ) -> dict[str, SampleScore]:
     """``{metric name: {"score", "regions"}}`` for one generated answer, per-region names included.
 
-    `images` (the sample's, as the model saw them) are needed only when a metric has ``batch_images``.
+    `images` (the sample's, as the model saw them) are needed only when a metric has ``batch_images``
+    or ``judge_images``; `context` holds the task's `TaskSpec.judge_context` fields of the document.
     """
     prediction = prediction.strip()
     values: dict[str, SampleScore] = {}
@@ -94,22 +109,29 @@ def score_prediction(
             raise ValueError(f"{spec.name}: a metric looks at the images, but none were given")
         # a judge's images may come later instead (`arab-mm-tasks judge --dataset-path` on saved samples)
         if images is not None:
-            token = _keep_images(images, sum(_uses_images(metric) for metric in spec.generative_metrics))
+            token = keep_images(images, users=0)  # each judge request and batched metric below is a user
+    requests: dict[str, dict[str, Any]] = {}  # one judge request per prompt and fields, shared by its metrics
     for metric in spec.generative_metrics:
         value: SampleScore = {"score": None, "regions": regions}
         if metric.judge_prompt and metric.judge_fields:
             prompt = metric.judge_route(target) if metric.judge_route else metric.judge_prompt
-            value["judge"] = {"prompt": prompt, "fields": metric.judge_fields(prediction, target)}
+            fields = {**(context or {}), **metric.judge_fields(prediction, target)}
+            key = json.dumps([prompt, fields, metric.judge_images], sort_keys=True, ensure_ascii=False)
+            if key not in requests:
+                requests[key] = {"prompt": prompt, "fields": fields}
+                if metric.judge_images:
+                    requests[key]["images"] = _use(token)
+            value["judge"] = requests[key]
+            if metric.judge_score:
+                value["judge_score"] = metric.judge_score
             if metric.judge_weights:
-                value["judge"]["weights"] = dict(metric.judge_weights)
+                value["judge_weights"] = dict(metric.judge_weights)
             if metric.invalid_policy != "exclude":
-                value["judge"]["invalid_policy"] = metric.invalid_policy
-            if metric.judge_images:
-                value["judge"]["images"] = token
+                value["invalid_policy"] = metric.invalid_policy
         elif metric.batch:
             value["batch"] = {"scorer": metric.batch, "prediction": prediction, "reference": target}
             if metric.batch_images:
-                value["batch"]["images"] = token
+                value["batch"]["images"] = _use(token)
         elif metric.corpus:
             value["corpus"] = {"scorer": metric.corpus, "prediction": prediction, "reference": target}
         elif metric.score:
@@ -123,7 +145,13 @@ def score_sample(
 ) -> dict[str, SampleScore]:
     """`score_prediction` with the target and regions read from the document."""
     assert spec.target is not None, f"{spec.name} is not a generative task"
-    return score_prediction(spec, prediction, spec.target(doc), sample_regions(spec, doc), images)
+    regions, context = sample_regions(spec, doc), judge_context(spec, doc)
+    return score_prediction(spec, prediction, spec.target(doc), regions, images, context)
+
+
+def judge_context(spec: TaskSpec, doc: Mapping[str, Any]) -> dict[str, str] | None:
+    """The task's extra judge fields for a document (None when it has none)."""
+    return spec.judge_context(doc) if spec.judge_context is not None else None
 
 
 def aggregation_kind(spec: TaskSpec, name: str) -> str:
@@ -192,8 +220,12 @@ def pending_images(token: str | None) -> list[bytes] | None:
     return None if kept is None else kept.images
 
 
+def has_pending_images(token: str | None) -> bool:
+    return token is not None and token in _PENDING_IMAGES
+
+
 def release_images(token: str | None) -> None:
-    """One metric of the sample is done with its images; the last one frees them."""
+    """One scoring of the sample (a judge request, a batched metric) is done with its images; the last frees them."""
     kept = _PENDING_IMAGES.get(token or "")
     if kept is not None:
         kept.users -= 1
@@ -203,9 +235,15 @@ def release_images(token: str | None) -> None:
 
 def judge_pending(values: Sequence[SampleScore]) -> None:
     """Score the judged values not judged yet, in place (one concurrent, cached judge run per prompt)."""
-    from arab_mm_tasks.core.judging import judge_values
+    from arab_mm_tasks.core.judging import apply_judgement, current_config, judge_values
 
     pending = [v for v in values if "judge" in v and "judge_status" not in v]
+    shared = [v for v in pending if "result" in v["judge"]]  # judged already for another metric of the request
+    if shared:
+        config = current_config()
+        for value in shared:
+            apply_judgement(value, config.invalid_policy if config else None)
+    pending = [v for v in pending if "judge_status" not in v]
     for prompt in sorted({v["judge"]["prompt"] for v in pending}):
         judge_values(prompt, [v for v in pending if v["judge"]["prompt"] == prompt])
 

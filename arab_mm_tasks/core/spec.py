@@ -21,6 +21,14 @@ class RecordError(ValueError):
     """A dataset record that cannot be turned into a request; the message names record and field."""
 
 
+def required_field(doc: Mapping[str, Any], name: str, record: str) -> Any:
+    """`doc[name]`, or a `RecordError` naming `record` and the field when it is missing or blank."""
+    value = doc.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise RecordError(f"{record}: field {name!r} is missing or empty")
+    return value
+
+
 class SourceError(ValueError):
     """A dataset source that cannot be read at all (wrong form, empty, no usable record); the message says which."""
 
@@ -92,13 +100,16 @@ class GenerativeMetric:
       score (corpus BLEU): computed over all samples, and over each region's samples for the
       per-region names. The samples keep no score of their own.
     - ``judge_prompt`` + ``judge_fields(prediction, target)``: a judge prompt
-      (`metric_plugins.judge.prompts`) whose template the fields fill; the judge scores every
+      (`metric_plugins.judge.prompts`) whose template the fields fill (with the task's
+      `TaskSpec.judge_context` fields of the document); the judge scores every
       sample of a run at aggregation time, concurrently and cached, and the harness also reports
       ``<name>_unscored`` (invalid or failed judgements, left out of the mean).
       ``judge_route(target)`` picks the prompt per sample instead (Pearl sends MCQ and
       True/False items of one task to different prompts; ``judge_prompt`` then names the
-      metric's default route, for listings). ``judge_weights`` turns a reply with several
-      scores into one (``{"correctness": 0.4, ...}``; default: the prompt's primary score).
+      metric's default route, for listings). Metrics with the same prompt and fields share one
+      judgement per sample (JEEM's four criteria, ARB's ten attributes: one call);
+      ``judge_score`` names the reply's score the metric reports and ``judge_weights`` turns
+      several into one (``{"correctness": 0.4, ...}``); default: the prompt's primary score.
       With ``judge_images`` the judge also sees the sample's images (kept as PNG until judged).
       ``invalid_policy`` says what an invalid judgement counts as: ``"exclude"`` (left out of
       the mean), ``"zero"`` or ``"minus_one"`` (averaged in as 0 / -1, `metric_plugins.judge.aggregate`);
@@ -125,6 +136,7 @@ class GenerativeMetric:
     corpus: str | None = None
     batch_images: bool = False
     judge_route: Callable[[str], str] | None = None
+    judge_score: str | None = None
     judge_weights: Mapping[str, float] | None = None
     judge_images: bool = False
     invalid_policy: Literal["exclude", "zero", "minus_one"] = "exclude"
@@ -144,9 +156,13 @@ class GenerativeMetric:
             )
         if self.batch_images and self.batch is None:
             raise ValueError(f"metric {self.name}: `batch_images` needs a `batch` scorer")
-        judge_only = (self.judge_route, self.judge_weights, self.judge_images or None)
+        judge_only = (self.judge_route, self.judge_score, self.judge_weights, self.judge_images or None)
         if self.judge_prompt is None and any(option is not None for option in judge_only):
-            raise ValueError(f"metric {self.name}: `judge_route`, `judge_weights` and `judge_images` need a judge")
+            raise ValueError(
+                f"metric {self.name}: `judge_route`, `judge_score`, `judge_weights` and `judge_images` need a judge"
+            )
+        if self.judge_score is not None and self.judge_weights is not None:
+            raise ValueError(f"metric {self.name}: give `judge_score` or `judge_weights`, not both")
         if self.invalid_policy not in ("exclude", "zero", "minus_one"):
             raise ValueError(f"metric {self.name}: unknown invalid_policy {self.invalid_policy!r}")
         for path in (self.batch, self.corpus):
@@ -185,6 +201,8 @@ class TaskSpec:
         generative_metrics / generation: scoring and decoding of a generative task.
         target: document -> ground truth of a generative task, without loading its media (the
             harness scores with it after generation; `render` puts the same string in `Request.target`).
+        judge_context: document -> extra judge template fields (JEEM VQA's question), added to
+            every judged metric's `judge_fields`.
         region_key / regions: the multi-valued document field and its values that
             generative metrics are reported by (a sample counts in each of its regions).
         weight_by_size: True = micro average over documents at group and overall level.
@@ -208,6 +226,7 @@ class TaskSpec:
     generative_metrics: tuple[GenerativeMetric, ...] = ()
     generation: Generation | None = None
     target: Callable[[Mapping[str, Any]], str] | None = None
+    judge_context: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
     region_key: str | None = None
     regions: tuple[str, ...] = ()
     weight_by_size: bool = True

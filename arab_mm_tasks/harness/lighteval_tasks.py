@@ -44,6 +44,7 @@ from arab_mm_tasks.core.scoring import (
     Aggregator,
     aggregation_kind,
     aggregator,
+    judge_context,
     needs_images,
     sample_regions,
     score_prediction,
@@ -79,6 +80,7 @@ def make_prompt_function(spec: TaskSpec) -> Callable[[dict[str, Any], str | None
                     "target": request.target,
                     "regions": sample_regions(spec, line),
                     **{key: line[key] for key in spec.breakdown_keys if key in line},  # for `arab-mm-tasks breakdown`
+                    "judge_context": judge_context(spec, line),
                 },
             )
         # instruction stays None: with "" lighteval strips the query and prepends "\n\n" to it.
@@ -107,7 +109,12 @@ class GenerativeScores(SampleLevelComputation):
         specific = doc.specific or {}
         images = doc.images if needs_images(self.spec) else None  # what the model saw (DCScore's verifier)
         return score_prediction(
-            self.spec, model_response.final_text[0], specific["target"], specific["regions"], images
+            self.spec,
+            model_response.final_text[0],
+            specific["target"],
+            specific["regions"],
+            images,
+            specific.get("judge_context"),
         )
 
     def __str__(self) -> str:  # lighteval hashes the metric's str into its cache keys

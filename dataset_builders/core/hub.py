@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -489,3 +489,33 @@ def publish(
         allow_patterns=[CARD_FILE, f"{DATA_DIR}/**"],
         delete_patterns=[f"{DATA_DIR}/**"],
     )
+
+
+def publish_gated(
+    folder: str | Path,
+    repo_id: str,
+    *,
+    title: str,
+    gated: Literal["auto", "manual"] | None = "auto",
+    private: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """`publish` for a benchmark whose source is gated: a public upload must keep a gate."""
+    check_hub_folder(folder)
+    if gated is None and not private:
+        raise ValueError(f"refusing to publish {title} publicly without a gate: pass gated= or private=True")
+    return publish(folder, repo_id, private=private, gated=gated, **kwargs)
+
+
+def config_infos(
+    features: Callable[[str], datasets.Features], num_rows: Mapping[str, int], num_bytes: Mapping[str, int]
+) -> list[dict[str, Any]]:
+    """``dataset_info`` card entries for configs with different columns: features and split size per config."""
+    return [
+        {
+            "config_name": config,
+            **datasets.DatasetInfo(features=features(config))._to_yaml_dict(),
+            "splits": [_split_info("test", rows, num_bytes[config])],
+        }
+        for config, rows in num_rows.items()
+    ]

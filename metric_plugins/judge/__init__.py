@@ -35,7 +35,7 @@ from metric_plugins.judge.backends import (
 from metric_plugins.judge.cache import JudgeCache, default_cache_path
 from metric_plugins.judge.config import JudgeConfig
 from metric_plugins.judge.judge import Judge
-from metric_plugins.judge.parsing import BinaryDigit, JsonScores, Parsed, ReplyFormat, XmlScore
+from metric_plugins.judge.parsing import BinaryDigit, CriterionLines, JsonScores, Parsed, ReplyFormat, XmlScore
 from metric_plugins.judge.prompts import PROMPTS, JudgePrompt, get_prompt
 from metric_plugins.judge.prompts.gimmick import GIMMICK_CKQA, ckqa_item
 from metric_plugins.judge.retry import RetryPolicy
@@ -47,6 +47,7 @@ __all__ = [
     "PROMPTS",
     "BackendError",
     "BinaryDigit",
+    "CriterionLines",
     "InvalidPolicy",
     "JsonScores",
     "Judge",

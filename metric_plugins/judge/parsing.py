@@ -157,3 +157,59 @@ class BinaryDigit:
 
     def spec(self) -> dict[str, Any]:
         return {"format": "binary_digit", **asdict(self)}
+
+
+@dataclass(frozen=True)
+class CriterionLines:
+    """One ``<Criterion>: X/<high>`` line per criterion, as JEEM's judge prompts ask (Figures 9-11).
+
+    Strict: each criterion's line must be there, with an integer in range and the ``/<high>``
+    denominator; a criterion given twice with different scores, "4.5/5" or "4" alone make the
+    reply invalid. Markdown bold around the name or the score (``**Fluency:** 4/5``) and text on
+    other lines are tolerated. Scores are named by the criterion in snake case
+    (``Dialect Authenticity`` -> ``dialect_authenticity``).
+
+    >>> lines = CriterionLines(("Consistency", "Dialect Authenticity"))
+    >>> lines.parse("Consistency: 4/5\\n\\nDialect Authenticity: 2/5").scores
+    {'consistency': 4.0, 'dialect_authenticity': 2.0}
+    >>> lines.parse("Consistency: 4/5").reason
+    "no 'Dialect Authenticity: X/5' line"
+    """
+
+    criteria: tuple[str, ...]
+    low: int = 1
+    high: int = 5
+
+    @property
+    def score_names(self) -> tuple[str, ...]:
+        return tuple(criterion_key(name) for name in self.criteria)
+
+    def parse(self, text: str) -> Parsed:
+        scores: dict[str, float] = {}
+        for name, key in zip(self.criteria, self.score_names, strict=True):
+            line = re.compile(
+                rf"^[\s*#>-]*{re.escape(name)}[\s*]*:[\s*]*(?P<value>[^\s/*]+)[\s*]*(?:/[\s*]*(?P<of>\d+))?[\s*.]*$",
+                re.IGNORECASE | re.MULTILINE,
+            )
+            found = {(match["value"], match["of"]) for match in line.finditer(text)}
+            if not found:
+                return invalid(f"no '{name}: X/{self.high}' line")
+            if len(found) > 1:
+                return invalid(f"conflicting {name!r} lines {sorted(found, key=str)}")
+            ((value, of),) = found
+            if of != str(self.high):
+                return invalid(f"{name!r} is {value!r} without '/{self.high}'")
+            if not INTEGER.fullmatch(value):
+                return invalid(f"{name!r} is not an integer: {value[:40]!r}")
+            if not self.low <= int(value) <= self.high:
+                return invalid(f"{name} {value} outside [{self.low}, {self.high}]")
+            scores[key] = float(value)
+        return Parsed(scores)
+
+    def spec(self) -> dict[str, Any]:
+        return {"format": "criterion_lines", **asdict(self), "criteria": list(self.criteria)}
+
+
+def criterion_key(name: str) -> str:
+    """A criterion's score name: ``Dialect Authenticity`` -> ``dialect_authenticity``."""
+    return "_".join(name.lower().split())

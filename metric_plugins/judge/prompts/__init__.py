@@ -5,11 +5,17 @@ from __future__ import annotations
 from metric_plugins.judge.prompts.base import JudgePrompt
 from metric_plugins.judge.prompts.dcscore import DCSCORE_PROMPTS
 from metric_plugins.judge.prompts.gimmick import GIMMICK_CKQA
+from metric_plugins.judge.prompts.jeem import JEEM_PROMPTS
 from metric_plugins.judge.prompts.pearl import PEARL_PROMPTS
 
 PROMPTS: dict[str, JudgePrompt] = {
     prompt.id: prompt
-    for prompt in (GIMMICK_CKQA, *(p for stages in DCSCORE_PROMPTS.values() for p in stages), *PEARL_PROMPTS)
+    for prompt in (
+        GIMMICK_CKQA,
+        *(p for stages in DCSCORE_PROMPTS.values() for p in stages),
+        *PEARL_PROMPTS,
+        *JEEM_PROMPTS,
+    )
 }
 
 

@@ -1,0 +1,72 @@
+"""The 350-image evaluation sample: which records the judge and DCScore tasks (``*_eval350``) see.
+
+The paper judges (and DCScores) "a 350-image sample": 100 images each for Jordan, Egypt and Morocco
+and 50 for the Emirates (L186-188, L178), but publishes no ids. The default is a deterministic
+sample stratified by annotating team: each team's records are ordered by the SHA-256 of
+``"<seed>:<country>:<image_id>"`` and the first `QUOTAS[country]` are taken (all of them when a
+team has fewer). The same release and seed always give the same sample, whatever the record order.
+An id list (one record id ``<country>-<image_id>`` or bare image id per line, ``#`` comments)
+replaces the sample, e.g. once the authors publish theirs; an id it names that the release lacks is
+an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from dataset_builders.core.reading import SourceError
+
+QUOTAS = {"jordan": 100, "emirates": 50, "egypt": 100, "morocco": 100}  # L186-188
+SEED = "jeem-eval350"
+
+
+def row_id(country: str, image_id: str) -> str:
+    """A record's id in every config: the annotating team, then the image (a shared image has one per team)."""
+    return f"{country}-{image_id}"
+
+
+def sample(records: Iterable[tuple[str, str]], seed: str = SEED) -> set[tuple[str, str]]:
+    """The default sample: per country, the `QUOTAS` first (country, image_id) pairs by seeded hash."""
+    by_country: dict[str, list[str]] = {}
+    for country, image_id in records:
+        by_country.setdefault(country, []).append(image_id)
+    chosen: set[tuple[str, str]] = set()
+    for country, ids in by_country.items():
+        ranked = sorted(ids, key=lambda i: hashlib.sha256(f"{seed}:{country}:{i}".encode()).hexdigest())
+        chosen.update((country, i) for i in ranked[: QUOTAS[country]])
+    return chosen
+
+
+def from_id_list(path: str | Path, records: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The records an id list names (record ids, or image ids meaning every team's record of the image)."""
+    known = set(records)
+    by_row = {row_id(c, i): (c, i) for c, i in known}
+    by_image: dict[str, list[tuple[str, str]]] = {}
+    for pair in known:
+        by_image.setdefault(pair[1], []).append(pair)
+    chosen: set[tuple[str, str]] = set()
+    unknown = []
+    for line in Path(path).read_text("utf-8").splitlines():
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        if entry in by_row:
+            chosen.add(by_row[entry])
+        elif entry in by_image:
+            chosen.update(by_image[entry])
+        else:
+            unknown.append(entry)
+    if unknown:
+        raise SourceError(f"evaluation id list {path}: {len(unknown)} ids are in no record: {unknown[:10]}")
+    if not chosen:
+        raise SourceError(f"evaluation id list {path}: no ids")
+    return chosen
+
+
+def counts(chosen: Iterable[tuple[str, str]]) -> Mapping[str, int]:
+    out: dict[str, int] = dict.fromkeys(QUOTAS, 0)
+    for country, _ in chosen:
+        out[country] += 1
+    return out
