@@ -86,7 +86,9 @@ def judge_run(
     judge = config.build_judge(get_prompt(prompt_id))
     run = judge.score_all([JudgeItem(v["judge"]["fields"], id=i) for v, i in zip(values, ids, strict=True)])
     for value, judgement in zip(values, run.judgements, strict=True):
-        value["score"] = judgement.score if judgement.valid else None  # invalid replies are left out of the mean
+        named = value["judge"].get("score")  # a metric reporting one score of a rubric reply
+        score = judgement.score if named is None or not judgement.valid else judgement.scores[named]
+        value["score"] = score if judgement.valid else None  # invalid replies are left out of the mean
         value["judge_status"] = judgement.status
     log.info("judge %s: %s; %s", prompt_id, run.summary, run.mean().as_dict())
     return run

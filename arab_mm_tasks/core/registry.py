@@ -20,6 +20,7 @@ from arab_mm_tasks.core.spec import Family, TaskSpec
 BENCHMARK_PACKAGES: tuple[str, ...] = (
     "arab_mm_tasks.arabculture",
     "arab_mm_tasks.gimmick",
+    "arab_mm_tasks.arb",
 )
 
 

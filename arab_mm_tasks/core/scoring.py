@@ -38,10 +38,12 @@ from metric_plugins.region_aggregation import Item, macro_mean, micro_mean, regi
 
 
 def sample_regions(spec: TaskSpec, doc: Mapping[str, Any]) -> list[str]:
-    """The regions a sample counts in (all of its CEF's regions)."""
+    """The regions a sample counts in (all of its CEF's regions; a string field is one region)."""
     if spec.region_key is None:
         return []
     regions = doc.get(spec.region_key)
+    if isinstance(regions, str) and regions:  # a single-valued field (ARB's domain): one region
+        return [regions]
     if not isinstance(regions, Sequence) or isinstance(regions, str) or not regions:
         raise RecordError(f"{spec.name} record {doc.get('id')!r}: field {spec.region_key!r} must be a non-empty list")
     return [str(region) for region in regions]
@@ -93,6 +95,8 @@ def score_prediction(
         value: SampleScore = {"score": None, "regions": regions}
         if metric.judge_prompt and metric.judge_fields:
             value["judge"] = {"prompt": metric.judge_prompt, "fields": metric.judge_fields(prediction, target)}
+            if metric.judge_score is not None:
+                value["judge"]["score"] = metric.judge_score
         elif metric.batch:
             value["batch"] = {"scorer": metric.batch, "prediction": prediction, "reference": target}
             if metric.batch_images:

@@ -92,7 +92,9 @@ class GenerativeMetric:
     - ``judge_prompt`` + ``judge_fields(prediction, target)``: a judge prompt
       (`metric_plugins.judge.prompts`) whose template the fields fill; the judge scores every
       sample of a run at aggregation time, concurrently and cached, and the harness also reports
-      ``<name>_unscored`` (invalid or failed judgements, left out of the mean).
+      ``<name>_unscored`` (invalid or failed judgements, left out of the mean). ``judge_score``
+      names the reply's score the metric reports (default: the prompt's primary score), so one
+      rubric reply serves several metrics (ARB's 10 attributes; the cache sends it once).
 
     `batch` and `corpus` are import paths, not functions, because they travel inside the
     per-sample values the harnesses save and pickle. A batched scorer returns NaN for a sample it
@@ -110,6 +112,7 @@ class GenerativeMetric:
     description: str = ""
     judge_prompt: str | None = None
     judge_fields: Callable[[str, str], dict[str, str]] | None = None
+    judge_score: str | None = None
     batch: str | None = None
     corpus: str | None = None
     batch_images: bool = False
@@ -127,6 +130,8 @@ class GenerativeMetric:
                 f"metric {self.name}: give exactly one of `score`, `batch`, `corpus` "
                 "or `judge_prompt` with `judge_fields`"
             )
+        if self.judge_score is not None and self.judge_prompt is None:
+            raise ValueError(f"metric {self.name}: `judge_score` needs a `judge_prompt`")
         if self.batch_images and self.batch is None:
             raise ValueError(f"metric {self.name}: `batch_images` needs a `batch` scorer")
         for path in (self.batch, self.corpus):

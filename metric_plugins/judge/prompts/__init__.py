@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from metric_plugins.judge.prompts.arb import ARB_FINAL_ANSWER, ARB_STEPS
 from metric_plugins.judge.prompts.base import JudgePrompt
 from metric_plugins.judge.prompts.dcscore import DCSCORE_PROMPTS
 from metric_plugins.judge.prompts.gimmick import GIMMICK_CKQA
 
 PROMPTS: dict[str, JudgePrompt] = {
-    prompt.id: prompt for prompt in (GIMMICK_CKQA, *(p for stages in DCSCORE_PROMPTS.values() for p in stages))
+    prompt.id: prompt
+    for prompt in (
+        GIMMICK_CKQA,
+        ARB_FINAL_ANSWER,
+        ARB_STEPS,
+        *(p for stages in DCSCORE_PROMPTS.values() for p in stages),
+    )
 }
 
 
