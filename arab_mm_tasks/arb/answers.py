@@ -104,8 +104,9 @@ def parse_options(choices: Sequence[str]) -> list[Option]:
     options = []
     for position, choice in enumerate(choices):
         letter = ABJAD[position] if position < len(ABJAD) else str(position + 1)
-        labelled, reversed_ = _LABELLED.match(choice), _REVERSED.match(choice)
-        text = labelled.group(2) if labelled else reversed_.group(1) if reversed_ else choice
+        reversed_ = _REVERSED.match(choice)  # first: 'د .1' would also read as label د, text "1"
+        labelled = None if reversed_ else _LABELLED.match(choice)
+        text = reversed_.group(1) if reversed_ else labelled.group(2) if labelled else choice
         options.append(Option(letter, text.strip()))
     return options
 
