@@ -67,8 +67,8 @@ def test_table_has_every_spec_alias_and_country_on_its_config():
             assert [m.metric_name for m in config.metrics] == list(spec.metrics) == ["acc", "acc_norm"]
             assert config.version == spec.version
     assert {"arabculture_mcq", "arabculture_completion", "arabculture_mcq_en_none:egypt"} <= set(TABLE)
-    gimmick = [s for s in all_specs().values() if s.benchmark == "gimmick"]
-    assert len(TASKS_TABLE) == 12 * (1 + 13) + 2 + len(gimmick)  # a GIMMICK variant is one task
+    generative = [s for s in all_specs().values() if s.output_type == "generate_until"]
+    assert len(TASKS_TABLE) == 12 * (1 + 13) + 2 + len(generative)  # a GIMMICK or ARB variant is one task
 
 
 def test_prompt_function_refuses_few_shot_examples(sample_records):
@@ -80,12 +80,12 @@ def test_prompt_function_refuses_few_shot_examples(sample_records):
 def test_dataset_paths_and_revisions_override_the_default(tmp_path):
     folder = tmp_path / "arabculture"
     folder.mkdir()
-    gimmick_default = DatasetSource.default("gimmick")
+    others = {DatasetSource.default(name).path for name in ("gimmick", "arb")}
     table = build_tasks_table(paths={"arabculture": str(folder)}, revisions={"arabculture": "v1"})
     sources = {(c.hf_repo, c.hf_revision) for c in table}
-    assert sources == {(str(folder.resolve()), "v1"), (gimmick_default.path, None)}  # only the one benchmark
+    assert sources == {(str(folder.resolve()), "v1"), *((path, None) for path in others)}  # only the one benchmark
     renamed = {c.hf_repo for c in build_tasks_table(paths={"arabculture": "me/arabculture"})}
-    assert renamed == {"me/arabculture", gimmick_default.path}
+    assert renamed == {"me/arabculture", *others}
     with pytest.raises(KeyError, match="unknown benchmark"):
         build_tasks_table(paths={"nope": str(folder)})
     with pytest.raises(DataSourceError, match="does not exist"):
