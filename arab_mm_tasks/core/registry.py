@@ -22,6 +22,7 @@ BENCHMARK_PACKAGES: tuple[str, ...] = (
     "arab_mm_tasks.gimmick",
     "arab_mm_tasks.pearl",
     "arab_mm_tasks.jeem",
+    "arab_mm_tasks.arb",
 )
 
 

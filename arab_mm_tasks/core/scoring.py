@@ -39,10 +39,12 @@ from metric_plugins.region_aggregation import Item, macro_mean, micro_mean, regi
 
 
 def sample_regions(spec: TaskSpec, doc: Mapping[str, Any]) -> list[str]:
-    """The regions a sample counts in (all of its CEF's regions)."""
+    """The regions a sample counts in (all of its CEF's regions; a string field is one region)."""
     if spec.region_key is None:
         return []
     regions = doc.get(spec.region_key)
+    if isinstance(regions, str) and regions:  # a single-valued field (ARB's domain): one region
+        return [regions]
     if not isinstance(regions, Sequence) or isinstance(regions, str) or not regions:
         raise RecordError(f"{spec.name} record {doc.get('id')!r}: field {spec.region_key!r} must be a non-empty list")
     return [str(region) for region in regions]

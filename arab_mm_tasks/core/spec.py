@@ -132,6 +132,7 @@ class GenerativeMetric:
     description: str = ""
     judge_prompt: str | None = None
     judge_fields: Callable[[str, str], dict[str, str]] | None = None
+    judge_score: str | None = None
     batch: str | None = None
     corpus: str | None = None
     batch_images: bool = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from metric_plugins.judge.prompts.arb import ARB_FINAL_ANSWER, ARB_STEPS
 from metric_plugins.judge.prompts.base import JudgePrompt
 from metric_plugins.judge.prompts.dcscore import DCSCORE_PROMPTS
 from metric_plugins.judge.prompts.gimmick import GIMMICK_CKQA
@@ -15,6 +16,8 @@ PROMPTS: dict[str, JudgePrompt] = {
         *(p for stages in DCSCORE_PROMPTS.values() for p in stages),
         *PEARL_PROMPTS,
         *JEEM_PROMPTS,
+        ARB_FINAL_ANSWER,
+        ARB_STEPS,
     )
 }
 

@@ -1,0 +1,239 @@
+"""Builds the ARB Hub folder (configs ``all`` and one per domain, split ``test``) from the authors' releases.
+
+    from dataset_builders import arb
+    report = arb.build("out/arb", hub="MBZUAI/ARB", csv="gpt-4.1-final-responses.csv")
+
+Sources: ``hub`` (the HF dataset, with images) and/or ``csv`` (the GitHub CSV, with GPT-4.1's
+outputs; images from ``images_dir`` by ``image_path``, else none). With both, rows come from the
+Hub and take the CSV's ``image_id`` as id where the question text joins them. Every row is
+checked; a bad one names its row and field (``on_bad_records``). Model output columns never reach
+the gold rows: they are written to ``predictions/<model>.jsonl`` next to ``data/``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from datasets import Features, Image, List, Value
+
+from arab_mm_tasks.arb.answers import resolve_gold
+from arab_mm_tasks.arb.domains import BY_KEY, CURRICULA, DOMAIN_KEYS, domain_of
+from arab_mm_tasks.arb.prompt import choices_in_question
+from dataset_builders.arb.card import render_arb_card
+from dataset_builders.arb.parsing import FieldError, parse_choices, parse_steps
+from dataset_builders.arb.source import CSV_CATEGORY, HUB_REPO, Source, SourceError, read_csv, read_hub
+from dataset_builders.core import hub, reading
+
+logger = logging.getLogger(__name__)
+
+SPLIT = "test"  # the HF release's only split is `train`; ARB is an evaluation set
+CONFIGS = ("all", *DOMAIN_KEYS)
+RELEASE_COUNTS = {"hub": 1355, "csv": 1356}
+OnBadRecords = Literal["error", "warn", "skip"]
+_STR = Value("string")
+FEATURES = Features(
+    {
+        "id": _STR,
+        "image": Image(),
+        "image_path": _STR,
+        "question": _STR,
+        "choices": List(_STR),
+        "choices_in_question": Value("bool"),
+        "is_mcq": Value("bool"),
+        "answer": _STR,
+        "answer_resolved": _STR,
+        "steps": List({"step": _STR, "action": _STR}),
+        "steps_raw": _STR,
+        "num_steps": Value("int32"),
+        "domain": _STR,
+        "domain_abbreviation": _STR,
+        "domain_raw": _STR,
+        "curriculum": _STR,
+        "curriculum_source": _STR,
+        "probabilities": _STR,
+    }
+)
+
+
+class ArbRecordError(reading.BadRecord):
+    pass
+
+
+def _text(record: Mapping[str, Any], field: str, rid: str) -> str:
+    value = record.get(field)
+    if not isinstance(value, str) or not value.strip():
+        raise ArbRecordError(rid, field, "is missing or empty" if not value else f"is {value!r:.60}, not text")
+    return value
+
+
+def gold_row(record: Mapping[str, Any], rid: str, kind: str, stats: Counter[str]) -> dict[str, Any]:
+    """One release record -> the gold row (model outputs excluded)."""
+    question, answer, steps_raw = (_text(record, f, rid) for f in ("question", "answer", "steps"))
+    try:
+        choices = parse_choices(record.get("choices") or "")
+    except FieldError as error:
+        raise ArbRecordError(rid, "choices", str(error)) from None
+    domain_field = CSV_CATEGORY if kind == "csv" else "domain"
+    domain_raw = record.get(domain_field) or ""
+    domain = domain_of(domain_raw, str(record.get("image_id") or ""))
+    if domain is None:
+        raise ArbRecordError(rid, domain_field, f"is {domain_raw!r}, no ARB domain (nor inferable from image_id)")
+    if not domain_raw.strip():
+        stats[f"domain_inferred_from_image_id_{domain}"] += 1
+    curriculum = (record.get("Curriculum") or "").strip()
+    if curriculum and curriculum not in CURRICULA:
+        raise ArbRecordError(rid, "Curriculum", f"is {curriculum!r}, not one of {list(CURRICULA)}")
+    pairs = parse_steps(steps_raw)
+    stats["rows_without_step_markers"] += not pairs
+    stats["step_pairs"] += len(pairs)
+    stats["rows_choices_in_question"] += choices_in_question(question, choices)
+    return {
+        "question": question,
+        "choices": choices,
+        "choices_in_question": choices_in_question(question, choices),
+        "is_mcq": bool(choices) or choices_in_question(question, choices),
+        "answer": answer,
+        "answer_resolved": resolve_gold(answer, choices),
+        "steps": [{"step": p.step, "action": p.action} for p in pairs],
+        "steps_raw": steps_raw,
+        "num_steps": len(pairs),
+        "domain": domain,
+        "domain_abbreviation": BY_KEY[domain].abbreviation,
+        "domain_raw": domain_raw,
+        "curriculum": curriculum or BY_KEY[domain].curriculum,
+        "curriculum_source": "release" if curriculum else "derived",
+        "probabilities": record.get("probabilities") or None,
+    }
+
+
+def _image(record: Mapping[str, Any], rid: str, kind: str, images_dir: Path | None) -> dict[str, Any] | None:
+    if kind == "hub":
+        image = record.get("image")
+        if not isinstance(image, Mapping) or not image.get("bytes"):
+            raise ArbRecordError(rid, "image", "has no image bytes")
+        return {"bytes": image["bytes"], "path": image.get("path")}
+    if images_dir is None:
+        return None
+    name = _text(record, "image_path", rid)
+    file = images_dir / name
+    if not file.is_file():
+        raise ArbRecordError(rid, "image_path", f"names {name!r}, which is not in {images_dir}")
+    return {"bytes": file.read_bytes(), "path": name}
+
+
+def _csv_index(csv_source: Source | None) -> dict[str, str]:
+    """question text -> CSV image_id, for ids of Hub rows (the Hub release has no id column)."""
+    if csv_source is None:
+        return {}
+    return {" ".join(r["question"].split()): r["image_id"] for r in csv_source}
+
+
+def build(
+    out_dir: str | os.PathLike[str],
+    *,
+    hub_source: str | None = None,
+    csv: str | os.PathLike[str] | None = None,
+    images_dir: str | os.PathLike[str] | None = None,
+    on_bad_records: OnBadRecords = "error",
+) -> reading.BuildReport:
+    """Read, check and write the folder; ``hub_source`` wins for rows when both sources are given."""
+    if on_bad_records not in ("error", "warn", "skip"):
+        raise ValueError(f"on_bad_records must be 'error', 'warn' or 'skip', not {on_bad_records!r}")
+    if hub_source is None and csv is None:
+        raise ValueError(f"no ARB source given: pass hub_source={HUB_REPO!r} and/or csv=<the authors' CSV>")
+    images = Path(images_dir).expanduser() if images_dir is not None else None
+    if images is not None and not images.is_dir():
+        raise FileNotFoundError(f"images_dir {images}: no such folder")
+    csv_source = read_csv(csv) if csv is not None else None
+    source = read_hub(hub_source) if hub_source is not None else csv_source
+    assert source is not None
+    report = reading.BuildReport("arb", source.origin, str(out_dir))
+    stats: Counter[str] = Counter()
+    ids = _csv_index(csv_source) if source.kind == "hub" else {}
+    seen: set[str] = set()
+    predictions: dict[str, list[dict[str, Any]]] = {model: [] for model in source.models}
+    with hub.HubFolderWriter(out_dir, SPLIT) as writer:
+        for index, record in enumerate(_progress(source)):
+            report.rows_read += 1
+            row_id = _row_id(record, index, source.kind, ids)
+            rid = f"{source.kind} row {index} ({row_id})"
+            try:
+                if row_id in seen:
+                    raise ArbRecordError(rid, "image_id", f"repeats id {row_id!r} of an earlier row")
+                row = {"id": row_id, **gold_row(record, rid, source.kind, stats)}
+                row["image"] = _image(record, rid, source.kind, images)
+            except ArbRecordError as error:
+                report.skip_or_raise(error, on_bad_records)
+                continue
+            seen.add(row_id)
+            row["image_path"] = record.get("image_path") or None
+            stats["rows_without_image"] += row["image"] is None
+            for config in ("all", row["domain"]):
+                writer.add_rows(config, FEATURES, [row])
+            report.rows_written += 1
+            for model in source.models:
+                predictions[model].append(_prediction(record, model, row))
+        if not report.rows_written:
+            raise SourceError(f"{source.origin}: no ARB rows to write ({report.rows_skipped} skipped)")
+        report.counts = {c: writer.num_rows[c] for c in CONFIGS if c in writer.num_rows}
+        report.stats = {**dict(sorted(stats.items())), "models_in_release": len(source.models)}
+        expected = RELEASE_COUNTS[source.kind]
+        if report.rows_read != expected:
+            report.warnings.append(f"read {report.rows_read} rows; the authors' {source.kind} release has {expected}")
+        if stats["rows_without_image"]:
+            report.warnings.append(f"{stats['rows_without_image']} rows have no image (pass images_dir)")
+        if report.skipped:
+            report.warnings.append(f"{report.rows_skipped} bad records skipped (listed in the report)")
+        configs = [c for c in CONFIGS if c in report.counts]
+        writer.finish(render_arb_card(report, FEATURES, writer.num_bytes, configs))
+    write_predictions(Path(out_dir), predictions)
+    return report
+
+
+def _progress(source: Source) -> Iterator[dict[str, Any]]:
+    return iter(reading.progress(source, f"arb {source.kind}"))
+
+
+def _row_id(record: Mapping[str, Any], index: int, kind: str, ids: Mapping[str, str]) -> str:
+    if kind == "csv":
+        return str(record.get("image_id") or f"row_{index:04d}").strip()
+    question = " ".join(str(record.get("question") or "").split())
+    return ids.get(question, f"arb_{index:04d}")
+
+
+def _prediction(record: Mapping[str, Any], model: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    steps, answer = record.get(f"{model}-steps") or "", record.get(f"{model}-answers") or ""
+    return {
+        "id": row["id"],
+        "domain": row["domain"],
+        "steps": steps,
+        "answer": answer,
+        "response": compose_response(steps, answer),
+    }
+
+
+def compose_response(steps: str, answer: str) -> str:
+    """A released (steps, answer) pair as one response the task's extraction splits back exactly."""
+    return f"{steps.strip()}\n\nالجواب هو: {answer.strip()}"
+
+
+def write_predictions(out_dir: Path, predictions: Mapping[str, list[dict[str, Any]]]) -> None:
+    """``predictions/<model>.jsonl``: the release's model outputs, one line per written row."""
+    if not predictions:
+        return
+    folder = out_dir / "predictions"
+    folder.mkdir(parents=True, exist_ok=True)
+    for model, rows in predictions.items():
+        with (folder / f"{model}.jsonl").open("w", encoding="utf-8") as stream:
+            stream.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def publish(folder: str | os.PathLike[str], repo_id: str = "arab-mm-tasks/arb", **kwargs: Any) -> Any:
+    hub.check_hub_folder(folder)
+    return hub.publish(folder, repo_id, **kwargs)

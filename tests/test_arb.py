@@ -1,0 +1,177 @@
+"""ARB in-process: the builder on the authors' CSV, the exact prompt, extraction on GPT-4.1's answers,
+the judges' parsing and per-attribute routing, and Table 4 through the task's own metric code."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import lzma
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from arab_mm_tasks.arb.answers import answer_match, split_response, strip_answer_prefix
+from arab_mm_tasks.arb.domains import domain_of
+from arab_mm_tasks.arb.prompt import EXAMPLE, FIGURE_4
+from arab_mm_tasks.arb.scorers import bleu, rouge1, rouge2, rougeL
+from arab_mm_tasks.core.registry import get_spec
+from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, score_sample
+from dataset_builders.arb import build
+from dataset_builders.arb.builder import compose_response
+from dataset_builders.arb.parsing import parse_choices, parse_steps
+from metric_plugins.judge.prompts.arb import OVERALL, STEP_ATTRIBUTES, RubricScores
+
+REAL = Path(__file__).parents[2] / "shared" / "real" / "arb"
+SAMPLE = REAL / "gpt-4.1-final-responses.stratified_sample.csv"
+EVAL_COLUMNS = REAL / "gpt-4.1-final-responses.eval-columns.csv.xz"
+PAPER = Path(__file__).parents[2] / "shared" / "papers" / "arb.txt"
+
+
+@pytest.fixture(scope="module")
+def released() -> list[dict[str, str]]:
+    if not EVAL_COLUMNS.exists():
+        pytest.skip("ARB's released CSV is not in shared/real")
+    return list(csv.DictReader(io.StringIO(lzma.decompress(EVAL_COLUMNS.read_bytes()).decode("utf-8"), newline="")))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    if not SAMPLE.exists():
+        pytest.skip("ARB's released CSV is not in shared/real")
+    out = tmp_path_factory.mktemp("arb")
+    report = build(out, csv=SAMPLE)
+    assert (report.rows_read, report.rows_written, report.rows_skipped) == (28, 28, 0)
+    assert report.counts["all"] == 28 and report.counts["cdt"] == 9 and report.counts["cvp"] == 1
+    assert report.stats["rows_without_step_markers"] == 1 and report.stats["rows_without_image"] == 28
+    return out
+
+
+def _rows(folder: Path, config: str = "all") -> dict[str, dict]:
+    return {row["id"]: row for row in pq.read_table(next((folder / "data" / config).glob("*.parquet"))).to_pylist()}
+
+
+def test_builder_parses_every_quirk_and_keeps_model_outputs_out_of_the_gold_rows(built):
+    rows = _rows(built)
+    assert not any(name.startswith("gpt-4.1") for name in next(iter(rows.values())))
+    assert rows["Chart_32.png"]["domain"] == "cdt" and rows["Chart_32.png"]["domain_raw"] == ""  # blank category
+    assert rows["blink_val_IQ_Test_1"]["domain"] == "cvp" and rows["blink_val_IQ_Test_1"]["choices_in_question"]
+    assert rows["Dynamath_1"]["domain_raw"] == " Math and Logic Reasoning" and rows["Dynamath_1"]["domain"] == "ml"
+    assert rows["diag_10.png"]["choices"] == ["د .1", "هـ .2", "أ .3", "ب .4"]
+    assert rows["diag_10.png"]["answer_resolved"] == "أ"  # Diagrams: the answer is the option's content
+    assert rows["test_Pharmacy_230.png"]["answer_resolved"] == "ب. ٢"  # a letter indexes bare digit labels
+    typo = rows["s_test_Pharmacy_246.png"]  # starts with the typo'd marker لخطوة 1
+    assert typo["steps_raw"].startswith("لخطوة 1:") and typo["num_steps"] == len(typo["steps"]) == 3
+    assert typo["steps"][0]["step"] == "تحديد مكونات كل بنية كيميائية"
+    assert rows["agro_6.jpg"]["num_steps"] == 3 and rows["agro_6.jpg"]["steps_raw"].startswith("['")  # list literal
+    assert rows["ALM_25"]["num_steps"] == 0 and rows["ALM_25"]["steps_raw"].startswith("1. ")
+    assert rows["ALM_32"]["image_path"] == "ALM_32.png"  # image_path differs from image_id
+    assert rows["Dynamath_95"]["answer_resolved"] == "18"
+    assert set(_rows(built, "cdt")) == {i for i, r in rows.items() if r["domain"] == "cdt"}
+    predictions = [json.loads(x) for x in (built / "predictions" / "gpt-4.1.jsonl").read_text().splitlines()]
+    assert len(predictions) == 28 and predictions[0]["answer"] == "أ. سيطيب بها قلبك"
+    assert split_response(predictions[0]["response"]) == (predictions[0]["steps"].strip(), "أ. سيطيب بها قلبك")
+
+
+def test_bad_rows_are_named_by_row_and_field(tmp_path):
+    text = SAMPLE.read_text(encoding="utf-8")
+    header = text.partition("\n")[0]
+    bad = tmp_path / "bad.csv"
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    rows[3]["choices"] = "['أ. unterminated"
+    with bad.open("w", encoding="utf-8", newline="") as stream:
+        writer = csv.DictWriter(stream, fieldnames=header.split(","))
+        writer.writeheader()
+        writer.writerows(rows)
+    with pytest.raises(ValueError, match=r"csv row 3 \(Chart_25.png\): field 'choices' is not a Python list"):
+        build(tmp_path / "out", csv=bad)
+    report = build(tmp_path / "out", csv=bad, on_bad_records="skip")
+    assert report.rows_skipped == 1 and report.rows_written == 27
+
+
+def test_steps_and_domains_of_all_1356_released_rows(released):
+    pairs = [parse_steps(row["steps"]) for row in released]
+    assert sum(map(len, pairs)) == 5121 and max(map(len, pairs)) == 16
+    assert [row["row"] for row, p in zip(released, pairs, strict=True) if not p] == ["573", "617", "845"]
+    domains = [domain_of(row["category "], row["image_id"]) for row in released]
+    counts = {d: domains.count(d) for d in set(domains)}
+    assert counts == {"vr": 23, "ocr": 46, "cdt": 330, "ml": 560, "soc_cult": 104, "cvp": 35, "med": 61,
+                      "sci_r": 83, "hist": 50, "rs": 30, "agro": 34}  # fmt: skip
+    assert parse_choices("['أ','ب']\n") == ["أ", "ب"] and parse_choices("") == []
+
+
+def _doc(domain: str, curriculum: str, question: str, choices: list[str]) -> dict:
+    return {"id": "x", "image": {"bytes": b"", "path": None}, "question": question, "choices": choices,
+            "answer": "أ", "steps_raw": "الخطوة 1: أ", "domain": domain, "curriculum": curriculum}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("domain", "curriculum", "domain_ar"),
+    [("ml", "حسابي", "الاستدلال الرياضي والمنطقي"), ("med", "علمي/طبي", "تحليل الصور الطبية"),
+     ("ocr", "نصي/جزئي", "التعرف الضوئي على النصوص وتحليل المستندات"), ("cvp", "عامي", "الإدراك البصري المعقد")],
+)  # fmt: skip
+def test_exact_model_prompt_per_curriculum(domain, curriculum, domain_ar):
+    from arab_mm_tasks.arb.tasks import query
+
+    paper = "\n".join(PAPER.read_text(encoding="utf-8").splitlines()[148:161])  # Figure 4, L149-161
+    assert paper == FIGURE_4
+    figure = paper.replace("{Domain}", domain_ar).replace("{example}", EXAMPLE)
+    figure = figure.replace("منهج {Curriculum}", f"منهج {curriculum}")
+    doc = _doc(domain, curriculum, "<image 1>، أي تسمية تحدد مجموعة البروبيل؟", ["١", "٢"])
+    assert query(doc) == f"<image>\n{figure}\n\nالسؤال: ، أي تسمية تحدد مجموعة البروبيل؟\nالخيارات:\n١\n٢"
+    inline = _doc(domain, curriculum, "ما هو؟ الخيارات: أ) ماريلاند. ب) فيرمونت.", [])
+    assert query(inline).endswith("\n\nالسؤال: ما هو؟ الخيارات: أ) ماريلاند. ب) فيرمونت.")
+    listed = _doc(domain, curriculum, "السؤال: أي؟ أ. قطة ب. كلب", ["أ. قطة", "ب. كلب"])
+    assert query(listed).endswith("\n\nالسؤال: أي؟ أ. قطة ب. كلب")  # never listed twice
+
+
+def test_extraction_recovers_every_released_gpt41_answer(released):
+    marked = 0
+    for row in released:
+        steps, answer = split_response(compose_response(row["gpt-4.1-steps"], row["gpt-4.1-answers"]))
+        assert answer == strip_answer_prefix(row["gpt-4.1-answers"]).strip("*").strip()
+        if answer == row["gpt-4.1-answers"].strip().strip("*").strip():
+            assert steps == row["gpt-4.1-steps"].strip()
+        else:  # GPT-4.1's answer holds a marker itself ("الإجابة النهائية: ب. …"): the text after it
+            marked += 1
+    assert marked < 20
+    assert split_response("…\n**الجواب النهائي:** ب") == ("…", "ب")
+    assert split_response("الخطوة 1: x\nب") == ("الخطوة 1: x\nب", "ب")  # no marker: the last line
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "choices", "expected"),
+    [("أ. سيطيب بها قلبك", "أ", ["أ. سيطيب بها قلبك", "ب. أحلام"], 1.0), ("الأفلام", "أ", ["أ. الأفلام", "ب. ب"], 1.0),
+     ("د .1", "أ", ["د .1", "هـ .2", "أ .3"], 0.0), ("أ .3", "أ", ["د .1", "هـ .2", "أ .3"], 1.0),
+     ("2.09", "2.0944", [], 1.0), ("2.5", "2.0944", [], 0.0), ("١٢", "12", [], 1.0),
+     ("محيط السداسي هو 18.", "الإجابة النهائية: 18", [], 1.0), ("نيو هامبشاير", "ب", [], 0.0)],
+)  # fmt: skip
+def test_answer_match(prediction, gold, choices, expected):
+    assert answer_match(prediction, gold, choices) == expected
+
+
+def test_rubric_reply_overall_is_recomputed_and_attributes_route_to_their_metrics():
+    reply = {a: 8 for a in STEP_ATTRIBUTES} | {"Hallucination": 6, "Overall Score": 1}
+    scores = RubricScores().parse(json.dumps(reply)).scores
+    assert scores[OVERALL] == pytest.approx(78.0) and scores["Hallucination"] == 6.0
+    assert RubricScores().parse('{"Faithfulness-Step": 11}').reason is not None
+    spec = get_spec("arb")
+    doc = _doc("ml", "حسابي", "س؟", [])
+    values = score_sample(spec, doc, "الخطوة 1: أ\nالجواب هو: أ")
+    assert values["steps_hallucination"]["judge_score"] == "Hallucination"
+    assert values["steps_hallucination"]["judge"] is values["reasoning_steps"]["judge"]  # one judgement for all 11
+    assert values["answer_match"]["score"] == 100.0 and values["answer_match"]["regions"] == ["ml"]
+    assert aggregator(aggregation_kind(spec, "answer_match_ml"))([values["answer_match_ml"]]) == 100.0
+
+
+def test_table_4_through_the_tasks_metric_code(released):
+    responses = [compose_response(r["gpt-4.1-steps"], r["gpt-4.1-answers"]) for r in released]
+    targets = [json.dumps({"steps": r["steps"]}, ensure_ascii=False) for r in released]
+
+    def mean(scores: list[float]) -> float:
+        return round(sum(scores) / len(scores), 2)
+
+    got = {name: mean(f(responses, targets)) for name, f in
+           (("bleu", bleu), ("rouge1", rouge1), ("rouge2", rouge2), ("rougeL", rougeL))}  # fmt: skip
+    assert got == {"bleu": 6.35, "rouge1": 71.13, "rouge2": 48.83, "rougeL": 65.33}
