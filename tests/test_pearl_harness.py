@@ -44,7 +44,7 @@ def expected_score(value: dict) -> float:
     (message,) = prompt.render(JudgeItem(judge["fields"]))
     parsed = prompt.parse(pearl_reply(message.text))
     assert parsed.valid
-    return sum(weight * parsed.scores[name] for name, weight in judge["weights"].items())
+    return sum(weight * parsed.scores[name] for name, weight in value["judge_weights"].items())
 
 
 def _mean(values):
@@ -93,7 +93,7 @@ def test_lm_eval_runs_pearl_and_pearl_x_judged_in_the_run(tmp_path, tiny_vlm_dir
             parsed = [spec.generative_metrics[1].score(s["filtered_resps"][0].strip(), s["target"]) for s in samples]
             assert results[task]["acc_parsed,none"] == pytest.approx(_mean(parsed))
     open_values = [s["overall"] for s in _samples(out, "pearl_open")]
-    weights = open_values[0]["judge"]["weights"]
+    weights = open_values[0]["judge_weights"]
     assert weights == {"correctness": 0.4, "coherence": 0.2, "detail": 0.2, "fluency": 0.2}  # Eq. (1)
     # every image of a multi-image item reaches the model, in order (lm-eval logs each one's PNG sha256)
     docs = _docs(pearl_hub, "pearl_x_multi")
