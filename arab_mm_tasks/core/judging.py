@@ -95,7 +95,7 @@ def judge_run(
     return run
 
 
-def _judge_images(value: Mapping[str, Any], sample: str) -> list[bytes]:
+def _judge_images(value: Mapping[str, Any], sample: str) -> list[Any]:
     """The images a judged value asks the judge to see (none unless its metric has ``judge_images``)."""
     if "images" not in value["judge"]:
         return []
