@@ -9,9 +9,9 @@ import pytest
 from pearl_fixtures import PearlJudgeServer, build_pearl_hub_dir
 
 from arab_mm_tasks.core import judging
+from arab_mm_tasks.core.lazy_image import LazyImage
 from arab_mm_tasks.core.registry import get_spec
 from arab_mm_tasks.core.scoring import _PENDING_IMAGES, aggregator, score_sample
-from arab_mm_tasks.core.lazy_image import LazyImage
 from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
 from arab_mm_tasks.pearl.prompts import parse_letter, parse_true_false, parsed_answer_score
 
