@@ -150,7 +150,7 @@ def judge_saved(
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, float | None]] = {}
     summaries: list[JudgeSummary] = []
-    images: dict[str, list[bytes]] = {}
+    images: dict[str, list[Any]] = {}
     set_saved_images(lambda value: images.get(value["judge"].get("images") or ""))
     try:
         for path in find_saved(paths):
@@ -169,7 +169,7 @@ def _judge_file(
     config: JudgeConfig,
     out: Path,
     results: dict[str, dict[str, float | None]],
-    images: dict[str, list[bytes]],
+    images: dict[str, list[Any]],
     dataset_paths: Mapping[str, str],
 ) -> list[JudgeSummary]:
     spec = all_specs()[run.task]
@@ -204,10 +204,9 @@ def _doc_of(run: SavedRun, index: int) -> dict[str, Any]:
     return _plain(record.get("doc", {}).get("specific")) or {}
 
 
-def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[bytes]], dataset_paths: Mapping[str, str]) -> None:
+def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[Any]], dataset_paths: Mapping[str, str]) -> None:
     """Give each judged value that must see its sample's images a key to them, read from the dataset."""
-    from arab_mm_tasks.core.media import png_bytes
-    from arab_mm_tasks.core.sources import DatasetSource, load_split
+    from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
 
     if spec.benchmark not in dataset_paths:
         raise FileNotFoundError(
@@ -215,14 +214,16 @@ def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[bytes]], dat
             f"pass --dataset-path {spec.benchmark}=DIR (the folder or repo the run evaluated)"
         )
     source = DatasetSource.resolve(spec.benchmark, dataset_paths[spec.benchmark])
-    docs = {str(doc["id"]): doc for doc in load_split(source, spec.all_config, spec.split, spec.benchmark)}
+    # undecoded: a rendered image is a lazy one, holding the record's compressed bytes until the judge sends it
+    split = without_media_decoding(load_split(source, spec.all_config, spec.split, spec.benchmark))
+    docs = {str(doc["id"]): doc for doc in split}
     for index in range(len(run.records)):
         doc_id = str(_doc_of(run, index).get("id"))
         if doc_id not in docs:
             raise KeyError(f"{run.path}: sample {index} is document {doc_id!r}, which {source.path} does not hold")
         key = f"{run.task}/{doc_id}"
         if key not in images:
-            images[key] = [png_bytes(image) for image in spec.render(docs[doc_id]).images]
+            images[key] = list(spec.render(docs[doc_id]).images)
         for metric in spec.generative_metrics:
             if metric.judge_images:
                 run.values[metric.name][index]["judge"]["images"] = key

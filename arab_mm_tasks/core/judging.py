@@ -133,14 +133,14 @@ def _value_score(value: Mapping[str, Any], judgement: Any, config: JudgeConfig) 
 
 
 # Where `arab-mm-tasks judge` finds a saved sample's images: a function of the judged value, set by that command.
-_saved_images: list[Callable[[Mapping[str, Any]], list[bytes] | None]] = []
+_saved_images: list[Callable[[Mapping[str, Any]], list[Any] | None]] = []
 
 
-def saved_images(value: Mapping[str, Any]) -> list[bytes] | None:
+def saved_images(value: Mapping[str, Any]) -> list[Any] | None:
     return _saved_images[0](value) if _saved_images else None
 
 
-def set_saved_images(finder: Callable[[Mapping[str, Any]], list[bytes] | None] | None) -> None:
+def set_saved_images(finder: Callable[[Mapping[str, Any]], list[Any] | None] | None) -> None:
     _saved_images.clear()
     if finder is not None:
         _saved_images.append(finder)
