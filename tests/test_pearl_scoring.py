@@ -9,9 +9,10 @@ import pytest
 from pearl_fixtures import PearlJudgeServer, build_pearl_hub_dir
 
 from arab_mm_tasks.core import judging
+from arab_mm_tasks.core.lazy_image import LazyImage
 from arab_mm_tasks.core.registry import get_spec
 from arab_mm_tasks.core.scoring import _PENDING_IMAGES, aggregator, score_sample
-from arab_mm_tasks.core.sources import DatasetSource, load_split
+from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
 from arab_mm_tasks.pearl.prompts import parse_letter, parse_true_false, parsed_answer_score
 
 
@@ -84,9 +85,13 @@ OPEN_REPLIES = [
     ],
 )
 def test_open_rubric_overall_and_cas_under_each_policy(pearl_hub, server, tmp_path, policy, expected):
-    docs = _docs(pearl_hub, "pearl_open")[:3]
+    # undecoded documents, as the harnesses hold them: the judge's images wait as lazy images, not pixels
+    source = DatasetSource.resolve("pearl", str(pearl_hub))
+    docs = list(without_media_decoding(load_split(source, "pearl_open", "test")))[:3]
     _judge(server, tmp_path, policy)
     values = _values("pearl_open", docs, OPEN_REPLIES)
+    kept = [_PENDING_IMAGES[v["cas"]["judge"]["images"]].images for v in values]
+    assert all(len(images) == 1 and isinstance(images[0], LazyImage) for images in kept)
     for name, score in expected.items():
         assert _aggregate(values, name) == (pytest.approx(score), 1.0), name
     # OVR per item = 0.4 COR + 0.2 (COH + DET + FLU) (Eq. 1): 3.6 for (4, 3, 5, 2)

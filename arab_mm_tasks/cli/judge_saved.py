@@ -192,7 +192,7 @@ def judge_saved(
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, float | None]] = {}
     summaries: list[JudgeSummary] = []
-    images: dict[str, list[bytes]] = {}
+    images: dict[str, list[Any]] = {}
     set_saved_images(lambda value: images.get(value["judge"].get("images") or ""))
     try:
         for path in find_saved(paths):
@@ -211,7 +211,7 @@ def _judge_file(
     config: JudgeConfig,
     out: Path,
     results: dict[str, dict[str, float | None]],
-    images: dict[str, list[bytes]],
+    images: dict[str, list[Any]],
     dataset_paths: Mapping[str, str],
 ) -> list[JudgeSummary]:
     spec = all_specs()[run.task]
@@ -252,15 +252,16 @@ def _doc_of(run: SavedRun, index: int) -> dict[str, Any]:
     return _plain(record.get("doc", {}).get("specific")) or {}
 
 
-def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[bytes]], dataset_paths: Mapping[str, str]) -> None:
+def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[Any]], dataset_paths: Mapping[str, str]) -> None:
     """Give each judged value that must see its sample's images a key to them, read from the dataset."""
-    from arab_mm_tasks.core.media import png_bytes
-    from arab_mm_tasks.core.sources import DatasetSource, load_split
+    from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
 
     if spec.benchmark in dataset_paths:
         source = DatasetSource.resolve(spec.benchmark, dataset_paths[spec.benchmark])
         where = source.path
-        docs = {str(doc["id"]): doc for doc in load_split(source, spec.all_config, spec.split, spec.benchmark)}
+        # undecoded: a rendered image is a lazy one, holding the record's compressed bytes until the judge sends it
+        split = without_media_decoding(load_split(source, spec.all_config, spec.split, spec.benchmark))
+        docs = {str(doc["id"]): doc for doc in split}
     elif run.harness == "lm-eval":  # its results file says where the run's data came from
         where, docs = "the dataset the run read", _run_documents(run.task, run.path)
     else:
@@ -274,7 +275,7 @@ def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[bytes]], dat
             raise KeyError(f"{run.path}: sample {index} is document {doc_id!r}, which {where} does not hold")
         key = f"{run.task}/{doc_id}"
         if key not in images:
-            images[key] = [png_bytes(image) for image in spec.render(docs[doc_id]).images]
+            images[key] = list(spec.render(docs[doc_id]).images)
         for metric in spec.generative_metrics:
             request = run.values[metric.name][index]["judge"] if metric.judge_images else {}
             if metric.judge_images and not has_pending_images(request.get("images")):  # kept when scored here

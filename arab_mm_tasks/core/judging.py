@@ -133,7 +133,7 @@ def apply_judgement(value: dict[str, Any], run_policy: str | None = None) -> Non
         value["score"] = None
 
 
-def _judge_images(value: Mapping[str, Any], sample: str) -> list[bytes]:
+def _judge_images(value: Mapping[str, Any], sample: str) -> list[Any]:
     """The images a judged value asks the judge to see (none unless its metric has ``judge_images``)."""
     if "images" not in value["judge"]:
         return []
@@ -155,14 +155,14 @@ def _release(values: Sequence[dict[str, Any]]) -> None:
 
 
 # Where `arab-mm-tasks judge` finds a saved sample's images: a function of the judged value, set by that command.
-_saved_images: list[Callable[[Mapping[str, Any]], list[bytes] | None]] = []
+_saved_images: list[Callable[[Mapping[str, Any]], list[Any] | None]] = []
 
 
-def saved_images(value: Mapping[str, Any]) -> list[bytes] | None:
+def saved_images(value: Mapping[str, Any]) -> list[Any] | None:
     return _saved_images[0](value) if _saved_images else None
 
 
-def set_saved_images(finder: Callable[[Mapping[str, Any]], list[bytes] | None] | None) -> None:
+def set_saved_images(finder: Callable[[Mapping[str, Any]], list[Any] | None] | None) -> None:
     _saved_images.clear()
     if finder is not None:
         _saved_images.append(finder)

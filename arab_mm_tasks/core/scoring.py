@@ -64,22 +64,28 @@ def needs_images(spec: TaskSpec) -> bool:
 
 @dataclass
 class _KeptImages:
-    images: list[bytes]
-    users: int  # batched metrics of the sample not scored yet
+    images: list[Any]  # PNG bytes, or lazy images (a judge's: they hold the record's compressed bytes, no pixels)
+    users: int  # batched or judged metrics of the sample not scored yet
 
 
-# Images that pending batched metrics will look at, by sample token, as PNG bytes (compressed, and
-# never written into the harness's saved samples); the last of a sample's metrics to be scored
-# releases them.
+# Images that pending batched or judged metrics will look at, by sample token (never written into
+# the harness's saved samples); the last of a sample's metrics to be scored releases them.
 _PENDING_IMAGES: dict[str, _KeptImages] = {}
 
 
-def keep_images(images: Sequence[Any], users: int) -> str:
-    """Keep a sample's images (as PNG) for `users` scorings; the token names them in its values."""
+def keep_images(images: Sequence[Any], users: int, *, lazy_ok: bool = False) -> str:
+    """Keep a sample's images for `users` scorings; the token names them in its values.
+
+    As PNG bytes, or with `lazy_ok` (only judges use them) a `LazyImage` as it is: it refers to the
+    compressed bytes the harness holds anyway, so a run of thousands of judged samples keeps no
+    second copy; a judge encodes it to PNG when it sends it.
+    """
+    from arab_mm_tasks.core.lazy_image import LazyImage
     from arab_mm_tasks.core.media import png_bytes
 
     token = uuid.uuid4().hex
-    _PENDING_IMAGES[token] = _KeptImages([png_bytes(image) for image in images], users)
+    kept = [image if lazy_ok and isinstance(image, LazyImage) else png_bytes(image) for image in images]
+    _PENDING_IMAGES[token] = _KeptImages(kept, users)
     return token
 
 
@@ -111,7 +117,8 @@ def score_prediction(
             raise ValueError(f"{spec.name}: a metric looks at the images, but none were given")
         # a judge's images may come later instead (`arab-mm-tasks judge --dataset-path` on saved samples)
         if images is not None:
-            token = keep_images(images, users=0)  # each judge request and batched metric below is a user
+            batched = any(metric.batch_images for metric in spec.generative_metrics)  # its scorers take bytes
+            token = keep_images(images, users=0, lazy_ok=not batched)  # each judge request and batched metric is a user
     requests: dict[str, dict[str, Any]] = {}  # one judge request per prompt and fields, shared by its metrics
     for metric in spec.generative_metrics:
         value: SampleScore = {"score": None, "regions": regions}
@@ -216,8 +223,8 @@ def corpus_score(values: Sequence[SampleScore], region: str | None = None) -> fl
     return float(scorer(path)([c["prediction"] for c in chosen], [c["reference"] for c in chosen]))
 
 
-def pending_images(token: str | None) -> list[bytes] | None:
-    """The PNG images kept for a sample's judge (None when the token is unknown: a sample read back from a file)."""
+def pending_images(token: str | None) -> list[Any] | None:
+    """The images kept for a sample's judge (None when the token is unknown: a sample read back from a file)."""
     kept = _PENDING_IMAGES.get(token or "")
     return None if kept is None else kept.images
 

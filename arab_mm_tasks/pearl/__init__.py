@@ -7,6 +7,7 @@ judge prompts: `metric_plugins.judge.prompts.pearl`; builder: `dataset_builders.
 from __future__ import annotations
 
 from arab_mm_tasks.core.benchmark import Benchmark, Release, ReleasePart
+from arab_mm_tasks.pearl.examples import example
 from arab_mm_tasks.pearl.inference_logs import read_log
 from arab_mm_tasks.pearl.tasks import FAMILIES, TASKS
 
@@ -31,4 +32,5 @@ BENCHMARK = Benchmark(
     builder="dataset_builders.pearl",
     gated=True,
     read_logs=read_log,
+    example=example,
 )
