@@ -15,11 +15,11 @@ import pytest
 from arab_mm_tasks.arb.answers import answer_match, split_response, strip_answer_prefix
 from arab_mm_tasks.arb.domains import domain_of
 from arab_mm_tasks.arb.prompt import EXAMPLE, FIGURE_4
+from arab_mm_tasks.arb.released import compose_response
 from arab_mm_tasks.arb.scorers import bleu, rouge1, rouge2, rougeL
 from arab_mm_tasks.core.registry import get_spec
 from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, score_sample
 from dataset_builders.arb import build
-from dataset_builders.arb.builder import compose_response
 from dataset_builders.arb.parsing import parse_choices, parse_steps
 from metric_plugins.judge.prompts.arb import OVERALL, STEP_ATTRIBUTES, RubricScores
 

@@ -73,6 +73,8 @@ class Benchmark:
     run_options / configure: the extra ``--metadata`` keys it reads, and the function applying them.
     gated: a built folder is always published gated (its sources are gated).
     example: spec -> (a document to show its prompt on in docs/tasks.md, where that document comes from).
+    read_predictions: (file, model or None) -> [(document, response)], for benchmarks whose authors
+        released generations (`arab-mm-tasks score`); raises `SourceError` for a file it cannot read.
     """
 
     name: str
@@ -86,6 +88,7 @@ class Benchmark:
     configure: Callable[[Mapping[str, Any]], None] | None = None
     gated: bool = False
     example: Callable[[TaskSpec], tuple[Mapping[str, Any], str] | None] | None = None
+    read_predictions: Callable[[Any, str | None], list[tuple[Mapping[str, Any], str]]] | None = None
 
     def __post_init__(self) -> None:
         wrong = [spec.name for spec in self.tasks if spec.benchmark != self.name]

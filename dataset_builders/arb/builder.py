@@ -25,6 +25,7 @@ from datasets import Features, Image, List, Value
 from arab_mm_tasks.arb.answers import resolve_gold
 from arab_mm_tasks.arb.domains import BY_KEY, CURRICULA, DOMAIN_KEYS, domain_of
 from arab_mm_tasks.arb.prompt import choices_in_question
+from arab_mm_tasks.arb.released import compose_response
 from dataset_builders.arb.card import render_arb_card
 from dataset_builders.arb.parsing import FieldError, parse_choices, parse_steps
 from dataset_builders.arb.source import CSV_CATEGORY, HUB_REPO, Source, SourceError, read_csv, read_hub
@@ -216,11 +217,6 @@ def _prediction(record: Mapping[str, Any], model: str, row: Mapping[str, Any]) -
         "answer": answer,
         "response": compose_response(steps, answer),
     }
-
-
-def compose_response(steps: str, answer: str) -> str:
-    """A released (steps, answer) pair as one response the task's extraction splits back exactly."""
-    return f"{steps.strip()}\n\nالجواب هو: {answer.strip()}"
 
 
 def write_predictions(out_dir: Path, predictions: Mapping[str, list[dict[str, Any]]]) -> None:
