@@ -23,7 +23,7 @@ from typing import Any, Literal
 from datasets import Features, Image, List, Value
 
 from arab_mm_tasks.arb.answers import resolve_gold
-from arab_mm_tasks.arb.domains import BY_KEY, CURRICULA, DOMAIN_KEYS, domain_of
+from arab_mm_tasks.arb.domains import BY_KEY, CURRICULA, DOMAIN_KEYS, curriculum_of, domain_of
 from arab_mm_tasks.arb.prompt import choices_in_question
 from arab_mm_tasks.arb.released import compose_response
 from dataset_builders.arb.card import render_arb_card
@@ -87,9 +87,12 @@ def gold_row(record: Mapping[str, Any], rid: str, kind: str, stats: Counter[str]
         raise ArbRecordError(rid, domain_field, f"is {domain_raw!r}, no ARB domain (nor inferable from image_id)")
     if not domain_raw.strip():
         stats[f"domain_inferred_from_image_id_{domain}"] += 1
-    curriculum = (record.get("Curriculum") or "").strip()
-    if curriculum and curriculum not in CURRICULA:
-        raise ArbRecordError(rid, "Curriculum", f"is {curriculum!r}, not one of {list(CURRICULA)}")
+    released = (record.get("Curriculum") or "").strip()
+    curriculum = curriculum_of(released) if released else None
+    if released and curriculum is None:
+        raise ArbRecordError(
+            rid, "Curriculum", f"is {released!r}, not one of {list(CURRICULA)} (or their English names)"
+        )
     pairs = parse_steps(steps_raw)
     stats["rows_without_step_markers"] += not pairs
     stats["step_pairs"] += len(pairs)
