@@ -15,11 +15,11 @@ import pytest
 from arab_mm_tasks.arb.answers import answer_match, split_response, strip_answer_prefix
 from arab_mm_tasks.arb.domains import domain_of
 from arab_mm_tasks.arb.prompt import EXAMPLE, FIGURE_4
+from arab_mm_tasks.arb.released import compose_response
 from arab_mm_tasks.arb.scorers import bleu, rouge1, rouge2, rougeL
 from arab_mm_tasks.core.registry import get_spec
 from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, score_sample
 from dataset_builders.arb import build
-from dataset_builders.arb.builder import compose_response
 from dataset_builders.arb.parsing import parse_choices, parse_steps
 from metric_plugins.judge.prompts.arb import OVERALL, STEP_ATTRIBUTES, RubricScores
 
@@ -175,3 +175,78 @@ def test_table_4_through_the_tasks_metric_code(released):
     got = {name: mean(f(responses, targets)) for name, f in
            (("bleu", bleu), ("rouge1", rouge1), ("rouge2", rouge2), ("rougeL", rougeL))}  # fmt: skip
     assert got == {"bleu": 6.35, "rouge1": 71.13, "rouge2": 48.83, "rougeL": 65.33}
+
+
+def _hub_release(folder: Path) -> Path:
+    """Rows in the HF release's schema (``MBZUAI/ARB``: image, question, answer, choices, steps, domain, Curriculum)."""
+    import pyarrow as pa
+
+    rows = list(csv.DictReader(io.StringIO(SAMPLE.read_text(encoding="utf-8"), newline="")))[:3]
+    table = pa.table(
+        {
+            "image": [{"bytes": b"\x89PNG fake", "path": r["image_path"]} for r in rows],
+            "question": [r["question"] for r in rows],
+            "answer": [r["answer"] for r in rows],
+            "choices": [r["choices"] for r in rows],
+            "steps": [r["steps"] for r in rows],
+            "domain": ["OCR", "Charts, Diagrams, and Tables", "Math and Logic Reasoning"],
+            "Curriculum": ["نصي/جزئي", "Computational", "حسابي"],
+        }
+    )
+    (folder / "data").mkdir(parents=True)
+    pq.write_table(table, folder / "data" / "train-00000-of-00001.parquet")
+    return folder
+
+
+def test_builder_reads_the_hub_release_and_takes_ids_from_the_csv(tmp_path):
+    release = _hub_release(tmp_path / "release")
+    report = build(tmp_path / "out", hub_source=str(release), csv=SAMPLE)
+    rows = _rows(tmp_path / "out")
+    assert report.rows_written == 3 and set(rows) == {"ocr_b1.png", "ocr_b10.png", "Chart_44.png"}
+    assert [rows[i]["curriculum"] for i in ("ocr_b1.png", "ocr_b10.png")] == ["نصي/جزئي", "حسابي"]
+    assert rows["ocr_b1.png"]["curriculum_source"] == "release" and rows["ocr_b10.png"]["domain"] == "cdt"
+    assert rows["ocr_b1.png"]["image"]["bytes"] == b"\x89PNG fake"
+    assert not (tmp_path / "out" / "predictions").exists()  # the Hub rows hold no model output
+    alone = build(tmp_path / "alone", hub_source=str(release))
+    assert set(_rows(tmp_path / "alone")) == {"arb_0000", "arb_0001", "arb_0002"} and alone.rows_read == 3
+
+
+def test_score_command_reproduces_table_4_from_the_released_csv(tmp_path, capsys):
+    from arab_mm_tasks.cli import main
+
+    assert (
+        main(["score", "arb", str(EVAL_COLUMNS), "--metrics", "bleu,rougeL,answer_match", "--out", str(tmp_path)]) == 0
+    )
+    printed = capsys.readouterr().out
+    assert "bleu: 6.35" in printed and "rougeL: 65.33" in printed and "bleu_cdt: 9.17" in printed
+    report = json.loads((tmp_path / "results.json").read_text())
+    assert report["samples"] == 1356 and round(report["results"]["rougeL"], 2) == 65.33
+    assert len((tmp_path / "samples.jsonl").read_text().splitlines()) == 1356
+
+
+def test_judge_command_judges_a_released_csv(tmp_path, monkeypatch):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from arb_fixtures import marked_rows
+
+    from arab_mm_tasks.cli import main
+    from arab_mm_tasks.core import judging
+    from metric_plugins.judge.loopback import LoopbackServer
+
+    header, rows = marked_rows()
+    released = tmp_path / "released.csv"
+    with released.open("w", encoding="utf-8", newline="") as stream:
+        writer = csv.DictWriter(stream, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    monkeypatch.setattr(judging, "_run_args", {})
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    with LoopbackServer() as server:
+        settings = f"model=loopback-judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
+        assert main(["judge", str(released), "--judge", settings, "--out", str(tmp_path / "judged")]) == 0
+        assert server.total == 6
+    results = json.loads((tmp_path / "judged" / "released" / "results.json").read_text())["results"]
+    assert results["final_answer"] == pytest.approx(200 / 3) and results["final_answer_cdt"] == 0.0
+    assert results["reasoning_steps"] == pytest.approx((80 + 50 + 87) / 3)
+    assert results["steps_hallucination_ml"] == 6.0 and "bleu" not in results

@@ -17,7 +17,7 @@ from metric_plugins.judge.prompts.gimmick import GIMMICK_CKQA
 
 PINNED = {
     ("gimmick_ckqa", 1): "48189f6290a09f39c4f0f75b5cd36b4c5e159c7b659c411a55a6419eb17416ad",
-    ("arb_final_answer", 1): "05ae52b73ed8ff3ff30042234d825cb5b0f3defb1c910dfca07e48b6cdcaf3a0",
+    ("arb_final_answer", 1): "fd931c26b76efc27a7da0a5eb4e6c6cd4a8e46577612fbd7dae979a6cd73037d",
     ("arb_steps", 1): "963c5c83eb6261aef864a1cb83d9585ac4aba77250f8c413769ba73b0a428721",
     ("dcscore_extract", 1): "dd5229c3643a8ccbe6efb619a75dd9c90c089465f3c3e479b91c9388b83b6776",
     ("dcscore_match", 1): "bccc27da7237f7abee871a38410347d5931ac096e9561474027064caff75d98d",

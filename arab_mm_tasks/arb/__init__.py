@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from arab_mm_tasks.arb.domains import DOMAIN_KEYS
+from arab_mm_tasks.arb.released import read_predictions
 from arab_mm_tasks.arb.tasks import FAMILIES, TASKS
 from arab_mm_tasks.core.benchmark import Benchmark, Release, ReleasePart
 from arab_mm_tasks.core.spec import TaskSpec
@@ -52,4 +53,5 @@ BENCHMARK = Benchmark(
     release=Release(parts=(ReleasePart("arb", ("MBZUAI/ARB",), CONFIGS),)),
     builder="dataset_builders.arb",
     example=example,
+    read_predictions=read_predictions,
 )

@@ -25,6 +25,24 @@ class Domain:
 
 COMPUTATIONAL, SCIENTIFIC, TEXTUAL, GENERAL = "حسابي", "علمي/طبي", "نصي/جزئي", "عامي"
 CURRICULA = (COMPUTATIONAL, SCIENTIFIC, TEXTUAL, GENERAL)
+# The English names the paper (L494-499) and the authors' README use, for a release that spells them so.
+_CURRICULUM_NAMES = {
+    "computational": COMPUTATIONAL,
+    "scientific/medical": SCIENTIFIC,
+    "sci/med": SCIENTIFIC,
+    "textual/partial": TEXTUAL,
+    "descriptive/inference": TEXTUAL,
+    "general": GENERAL,
+}
+
+
+def curriculum_of(value: str) -> str | None:
+    """The Arabic curriculum (what the prompt shows) of a release value, Arabic or English; None if unknown."""
+    text = " ".join(value.split())
+    if text in CURRICULA:
+        return text
+    return _CURRICULUM_NAMES.get(text.lower().replace(" / ", "/"))
+
 
 DOMAINS: tuple[Domain, ...] = (
     Domain("vr", "VR", "Visual Reasoning", "الاستدلال البصري", GENERAL),

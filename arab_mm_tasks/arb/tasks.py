@@ -80,7 +80,7 @@ def query(doc: Mapping[str, Any]) -> str:
 def target(doc: Mapping[str, Any]) -> str:
     """The gold record the metrics need, as one JSON string (the harnesses carry one target string)."""
     gold = {
-        "question": _field(doc, "question"),
+        "question": str(doc.get("question") or ""),  # released CSV slices may lack it
         "choices": list(doc.get("choices") or []),  # also when the question lists them: a letter resolves on them
         "answer": _field(doc, "answer"),
         "steps": _field(doc, "steps_raw"),

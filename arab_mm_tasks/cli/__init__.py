@@ -136,6 +136,14 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     from metric_plugins.judge.config import JudgeConfig
 
     config = JudgeConfig.from_env_or_args(args.judge)
+    released, args.paths = _released_files(args.paths)
+    if released and config.model:
+        from arab_mm_tasks.cli.score import judge_released
+
+        for path in released:  # the authors' generations (ARB's CSV): their judged metrics
+            judge_released(path, args.judge, Path(args.out) / Path(path).name.split(".")[0])
+        if not args.paths:
+            return 0
     if not config.model:
         raise SystemExit("arab-mm-tasks judge: no judge model: pass --judge model=... or set ARAB_MM_JUDGE_MODEL")
     dataset_paths = dict(item.split("=", 1) for item in args.dataset_path or [])
@@ -159,6 +167,23 @@ def _cmd_judge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_score(args: argparse.Namespace) -> int:
+    from arab_mm_tasks.cli.score import print_report, score_released
+
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
+    report = score_released(
+        args.benchmark, args.file, task=args.task, model=args.model, metrics=metrics, judge=args.judge, out_dir=args.out
+    )
+    print_report(report)
+    return 0
+
+
+def _released_files(paths: list[str]) -> tuple[list[str], list[str]]:
+    """(released generation files some benchmark reads, the other paths) of `arab-mm-tasks judge`."""
+    released = [p for p in paths if p.endswith((".csv", ".csv.xz"))]
+    return released, [p for p in paths if p not in released]
+
+
 def _cmd_tasks_path(args: argparse.Namespace) -> int:
     from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR
 
@@ -175,7 +200,9 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_list)
 
     s = sub.add_parser("judge", help="judge saved generations (lm-eval samples / lighteval details) of judged tasks")
-    s.add_argument("paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, or folders")
+    s.add_argument(
+        "paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, folders, or a released CSV"
+    )
     s.add_argument("--judge", help='judge settings, e.g. "model=gpt-4o-2024-11-20,concurrency=32" (docs/judge.md)')
     s.add_argument("--out", required=True, help="folder for the judged copies and results_judged.json")
     s.add_argument(
@@ -240,6 +267,16 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--by", default="topic,country_specific", help="comma-separated document fields")
     s.add_argument("--metric", default="acc")
     s.set_defaults(func=_cmd_breakdown)
+
+    s = sub.add_parser("score", help="score a benchmark's released generations (ARB's CSV) with the task's metrics")
+    s.add_argument("benchmark", choices=benchmark_names())
+    s.add_argument("file", help="the released file (ARB: the authors' CSV, .csv or .csv.xz)")
+    s.add_argument("--task", help="the task whose metrics score it (default: the benchmark's name)")
+    s.add_argument("--model", help="which model's columns, when the file holds several")
+    s.add_argument("--metrics", help="comma-separated metric names (default: all; e.g. answer_match,bleu,rougeL)")
+    s.add_argument("--judge", help='judge settings for the judged metrics, e.g. "model=gpt-4o" (docs/judge.md)')
+    s.add_argument("--out", help="folder for results.json and samples.jsonl")
+    s.set_defaults(func=_cmd_score)
 
     s = sub.add_parser("lm-eval-tasks-path", help="print the YAML task tree folder (for --include_path)")
     s.set_defaults(func=_cmd_tasks_path)

@@ -75,6 +75,8 @@ class Benchmark:
     example: spec -> (a document to show its prompt on in docs/tasks.md, where that document comes from).
     read_logs: the authors' own generation logs, for ``arab-mm-tasks judge``: a file ->
         ``{task: [(document, generation), ...]}``, or None when the file is not one of theirs.
+    read_predictions: (file, model or None) -> [(document, response)], for benchmarks whose authors
+        released generations (`arab-mm-tasks score`); raises `SourceError` for a file it cannot read.
     """
 
     name: str
@@ -89,6 +91,7 @@ class Benchmark:
     gated: bool = False
     example: Callable[[TaskSpec], tuple[Mapping[str, Any], str] | None] | None = None
     read_logs: Callable[[Path], dict[str, list[tuple[dict[str, Any], str]]] | None] | None = None
+    read_predictions: Callable[[Any, str | None], list[tuple[Mapping[str, Any], str]]] | None = None
 
     def __post_init__(self) -> None:
         wrong = [spec.name for spec in self.tasks if spec.benchmark != self.name]

@@ -23,8 +23,9 @@ from typing import Any, Literal
 from datasets import Features, Image, List, Value
 
 from arab_mm_tasks.arb.answers import resolve_gold
-from arab_mm_tasks.arb.domains import BY_KEY, CURRICULA, DOMAIN_KEYS, domain_of
+from arab_mm_tasks.arb.domains import BY_KEY, CURRICULA, DOMAIN_KEYS, curriculum_of, domain_of
 from arab_mm_tasks.arb.prompt import choices_in_question
+from arab_mm_tasks.arb.released import compose_response
 from dataset_builders.arb.card import render_arb_card
 from dataset_builders.arb.parsing import FieldError, parse_choices, parse_steps
 from dataset_builders.arb.source import CSV_CATEGORY, HUB_REPO, Source, SourceError, read_csv, read_hub
@@ -86,9 +87,12 @@ def gold_row(record: Mapping[str, Any], rid: str, kind: str, stats: Counter[str]
         raise ArbRecordError(rid, domain_field, f"is {domain_raw!r}, no ARB domain (nor inferable from image_id)")
     if not domain_raw.strip():
         stats[f"domain_inferred_from_image_id_{domain}"] += 1
-    curriculum = (record.get("Curriculum") or "").strip()
-    if curriculum and curriculum not in CURRICULA:
-        raise ArbRecordError(rid, "Curriculum", f"is {curriculum!r}, not one of {list(CURRICULA)}")
+    released = (record.get("Curriculum") or "").strip()
+    curriculum = curriculum_of(released) if released else None
+    if released and curriculum is None:
+        raise ArbRecordError(
+            rid, "Curriculum", f"is {released!r}, not one of {list(CURRICULA)} (or their English names)"
+        )
     pairs = parse_steps(steps_raw)
     stats["rows_without_step_markers"] += not pairs
     stats["step_pairs"] += len(pairs)
@@ -216,11 +220,6 @@ def _prediction(record: Mapping[str, Any], model: str, row: Mapping[str, Any]) -
         "answer": answer,
         "response": compose_response(steps, answer),
     }
-
-
-def compose_response(steps: str, answer: str) -> str:
-    """A released (steps, answer) pair as one response the task's extraction splits back exactly."""
-    return f"{steps.strip()}\n\nالجواب هو: {answer.strip()}"
 
 
 def write_predictions(out_dir: Path, predictions: Mapping[str, list[dict[str, Any]]]) -> None:

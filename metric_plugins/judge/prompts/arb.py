@@ -5,7 +5,7 @@ in github.com/mbzuai-oryx/ARB @ 3933760 (`compare_results`): its system line and
 for word, with the code's indentation removed and one line added, ``Choices: {CHOICES}``. The
 script has a ``choices`` argument but does not pass it; a gold answer that is only an option
 letter cannot be matched without them (a documented deviation, docs/fidelity.md). The script
-asks GPT-4o with ``max_tokens=10`` and casts the reply to a float: `BinaryDigit` reads it.
+asks GPT-4o with ``max_tokens=10`` and casts the reply to a float: `BinaryPercent` reads it (0 or 100).
 
 Reasoning steps (``arb_steps``): a LABELLED RECONSTRUCTION. The paper's judge prompt is an image
 (Figures 9/10, L451-454); its text is not available. The reconstruction is in Arabic ("Arabic
@@ -62,12 +62,30 @@ class RubricScores:
         return {"format": "rubric_mean_x10", "names": list(self.names), "low": 1, "high": 10}
 
 
+@dataclass(frozen=True)
+class BinaryPercent:
+    """The authors' bare 0/1 reply (`BinaryDigit`), reported x100 so a mean is the paper's "Final Answer (%)"."""
+
+    name: str = "correct"
+
+    @property
+    def score_names(self) -> tuple[str, ...]:
+        return (self.name,)
+
+    def parse(self, text: str) -> Parsed:
+        parsed = BinaryDigit(self.name).parse(text)
+        return parsed if parsed.scores is None else Parsed({self.name: 100.0 * parsed.scores[self.name]})
+
+    def spec(self) -> dict[str, Any]:
+        return {"format": "binary_digit_x100", "name": self.name}
+
+
 ARB_FINAL_ANSWER = JudgePrompt(
     id="arb_final_answer",
     version=1,
     system=read_text("arb_final_answer_system.txt"),
     user_template=read_text("arb_final_answer_user.txt"),
-    reply_format=BinaryDigit(),
+    reply_format=BinaryPercent(),
     fields=("QUESTION", "CHOICES", "GROUND_TRUTH", "PREDICTION"),
     source="mbzuai-oryx/ARB@3933760 evaluation/judge-llm-evaluation.py compare_results; + Choices line (ours)",
 )
