@@ -250,3 +250,12 @@ def test_judge_command_judges_a_released_csv(tmp_path, monkeypatch):
     assert results["final_answer"] == pytest.approx(200 / 3) and results["final_answer_cdt"] == 0.0
     assert results["reasoning_steps"] == pytest.approx((80 + 50 + 87) / 3)
     assert results["steps_hallucination_ml"] == 6.0 and "bleu" not in results
+
+
+def test_build_command_on_the_released_csv(tmp_path, capsys):
+    from arab_mm_tasks.cli import main
+
+    assert main(["build", "arb", "--csv", str(SAMPLE), "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "read 28 rows" in printed and "wrote 28, skipped 0" in printed and "rows_without_step_markers: 1" in printed
+    assert (tmp_path / "predictions" / "gpt-4.1.jsonl").is_file() and (tmp_path / "README.md").is_file()
