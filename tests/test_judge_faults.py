@@ -121,7 +121,10 @@ def test_any_json_body_is_a_text_reply_or_a_transient_failure(body):
 # 2. credentials in the base URL
 
 
-def test_credentials_in_the_base_url_reach_the_server_and_nothing_else(server, caplog):
+def test_credentials_in_the_base_url_reach_the_server_and_nothing_else(server, caplog, monkeypatch):
+    for name in ("httpx", "openai"):  # lighteval, imported earlier in a session, reconfigures logging
+        monkeypatch.setattr(logging.getLogger(name), "disabled", False)
+        monkeypatch.setattr(logging.getLogger(name), "propagate", True)
     url = server.url.replace("http://", f"http://judge-user:{TOKEN}@") + f"?key={TOKEN}&v=2"
     config = JudgeConfig.from_args({"model": "loopback-judge", "base_url": url, "api_key_env": "JUDGE_TEST_KEY"})
     judge = config.build_judge(GIMMICK_CKQA, progress=False)
