@@ -94,3 +94,14 @@ def hf_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]
     for name in ("create_repo", "update_repo_settings", "upload_folder", "create_branch"):
         monkeypatch.setattr(huggingface_hub.HfApi, name, record(name))
     return calls
+
+
+@pytest.fixture(autouse=True)
+def _our_loggers_enabled():
+    """Importing lighteval's command line disables every logger that exists then (its `dictConfig`);
+    `arab-mm-lighteval` enables ours again, and so does each test, whatever ran before it in this process."""
+    import logging
+
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger) and name.partition(".")[0] in ("arab_mm_tasks", "metric_plugins"):
+            logger.disabled = False

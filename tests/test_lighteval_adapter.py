@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -305,3 +307,16 @@ def test_judge_option_is_taken_out_of_lighteval_argv():
         lighteval_cli.pop_judge(["a", "--judge"])
     # an unknown setting fails before any work
     assert lighteval_cli.run(["accelerate", "m", "t", "--judge", "colour=blue"]) == 2
+
+
+def test_our_loggers_survive_lighteval_logging_setup(cli_env):
+    """lighteval's `dictConfig` disables loggers made before it; our command line enables ours again (patch 9)."""
+    code = (
+        "import logging\n"
+        "ours, other = logging.getLogger('arab_mm_tasks.core.judging'), logging.getLogger('some.other.library')\n"
+        "from arab_mm_tasks.harness import lighteval_cli\n"
+        "lighteval_cli.import_lighteval_app()\n"
+        "print(ours.disabled, other.disabled)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]  # lighteval disabled the other one: the patch is needed

@@ -44,6 +44,9 @@ lighteval without the bug, or without the attribute, is left alone):
    every image of the run at once. They are built only when ``--save-details``, ``--push-to-hub``
    or wandb will use them (deep copies of lazy images stay lazy, so even then one image is
    decoded at a time).
+9. Our log lines: importing ``lighteval.__main__`` runs ``logging.config.dictConfig``, which
+   disables every logger created before it, ours included (judge summaries, "no judge model is
+   configured", metric warnings). Ours are enabled again after the import.
 """
 
 from __future__ import annotations
@@ -120,8 +123,8 @@ def pop_judge(args: Sequence[str]) -> tuple[list[str], str | None]:
 def _leaf_command(argv: Sequence[str]) -> Any:
     """The command that `argv` runs (descending through subcommand groups), or None for a group."""
     import typer
-    from lighteval.__main__ import app
 
+    app = import_lighteval_app()
     # duck-typed: typer 0.29 vendors click (typer._click), so its groups are not `click.Group`s
     command: Any = typer.main.get_command(app)
     for arg in argv:
@@ -260,6 +263,21 @@ def patch_unused_details() -> None:
     EvaluationTracker.save = save_details_only_when_used
 
 
+OUR_LOGGERS = ("arab_mm_tasks", "metric_plugins", "dataset_builders")
+
+
+def import_lighteval_app() -> Any:
+    """lighteval's typer app, with our loggers enabled again after its logging setup (patch 9)."""
+    import logging
+
+    from lighteval.__main__ import app
+
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger) and name.partition(".")[0] in OUR_LOGGERS:
+            logger.disabled = False
+    return app
+
+
 UNDECODED_MEDIA: set[str] = set()  # patch 7: the dataset paths (``hf_repo``) of our tasks in this process
 
 
@@ -339,8 +357,7 @@ def run(args: Sequence[str]) -> int:
     patch_unused_details()
     UNDECODED_MEDIA.update(config.hf_repo for config in module.TASKS_TABLE)
     patch_local_dataset_cache()
-
-    from lighteval.__main__ import app
+    app = import_lighteval_app()
 
     try:
         app(args=with_default_custom_tasks(argv), prog_name=PROG)
