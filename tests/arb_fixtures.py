@@ -14,10 +14,11 @@ import json
 from pathlib import Path
 
 from PIL import Image
+from shared_files import shared
 
 from metric_plugins.judge.prompts.arb import STEP_ATTRIBUTES
 
-SAMPLE = Path(__file__).parents[2] / "shared" / "real" / "arb" / "gpt-4.1-final-responses.stratified_sample.csv"
+SAMPLE = shared("real/arb/gpt-4.1-final-responses.stratified_sample.csv")
 ROWS = ("ocr_b1.png", "Chart_25.png", "Dynamath_1")
 ANSWER_REPLIES = ("1", "0", "1")
 STEP_REPLIES = (

@@ -12,11 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from shared_files import shared
+
 from arab_mm_tasks.testing.synthetic import image_bytes, make_image
 
-REAL = Path("/work/shared/real/jeem/jeem_paper_examples.jsonl")
-if not REAL.is_file():  # CI checkouts carry a copy next to the tests
-    REAL = Path(__file__).parent / "data" / "jeem_paper_examples.jsonl"
+REAL = shared("real/jeem/jeem_paper_examples.jsonl")
 EXAMPLES = [json.loads(line) for line in REAL.read_text("utf-8").splitlines() if line.strip()]
 CAPTIONS = {e["dialect"]: e["caption"] for e in EXAMPLES if e["record_kind"] == "caption_dialect"}
 QUESTIONS = list(dict.fromkeys(e["question"] for e in EXAMPLES if "question" in e))
@@ -50,9 +50,9 @@ def jeem_records(images_dir: Path) -> list[dict[str, Any]]:
     """8 records: the shared image annotated by all four teams (no shared flag: inferred), one own image per team."""
     images_dir.mkdir(parents=True, exist_ok=True)
     records = []
-    for image_id, shared in (("omani-halwa", True), ("own", False)):
+    for image_id, pooled in (("omani-halwa", True), ("own", False)):
         for dialect, caption in CAPTIONS.items():
-            name = image_id if shared else f"{COUNTRY[dialect]}-{image_id}"
+            name = image_id if pooled else f"{COUNTRY[dialect]}-{image_id}"
             path = images_dir / f"{name}.png"
             path.write_bytes(image_bytes(make_image(name)))
             record: dict[str, Any] = {
@@ -64,7 +64,7 @@ def jeem_records(images_dir: Path) -> list[dict[str, Any]]:
                 "questions": TEAM_QUESTIONS[dialect],
                 "answers": ANSWERS[dialect],
             }
-            if shared:
+            if pooled:
                 record["image_origin_country"] = "UAE"  # "sourced from the Emirati set" (Figure 8)
             records.append(record)
     return records

@@ -20,11 +20,12 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from shared_files import shared
 
 from metric_plugins.judge import loopback
 from metric_plugins.judge.loopback import LoopbackServer
 
-REAL = Path("/work/shared/real/pearl")
+REAL = shared("real/pearl")
 LETTERS = "ABCD"
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from shared_files import shared
 
 from arab_mm_tasks.arb.answers import answer_match, split_response, strip_answer_prefix
 from arab_mm_tasks.arb.domains import domain_of
@@ -23,10 +24,10 @@ from dataset_builders.arb import build
 from dataset_builders.arb.parsing import parse_choices, parse_steps
 from metric_plugins.judge.prompts.arb import OVERALL, STEP_ATTRIBUTES, RubricScores
 
-REAL = Path(__file__).parents[2] / "shared" / "real" / "arb"
+REAL = shared("real/arb")
 SAMPLE = REAL / "gpt-4.1-final-responses.stratified_sample.csv"
 EVAL_COLUMNS = REAL / "gpt-4.1-final-responses.eval-columns.csv.xz"
-PAPER = Path(__file__).parents[2] / "shared" / "papers" / "arb.txt"
+PAPER = shared("papers/arb.txt")
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,13 @@ from __future__ import annotations
 import csv
 import io
 import lzma
-from pathlib import Path
 
 import pytest
+from shared_files import shared
 
 from metric_plugins import bleu, rouge
 
-RELEASE = Path(__file__).parents[2] / "shared" / "real" / "arb" / "gpt-4.1-final-responses.eval-columns.csv.xz"
+RELEASE = shared("real/arb/gpt-4.1-final-responses.eval-columns.csv.xz")
 TABLE_4_GPT41 = {"bleu": 6.35, "rouge1": 71.13, "rouge2": 48.83, "rougeL": 65.33}
 
 

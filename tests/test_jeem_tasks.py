@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 from jeem_fixtures import CAPTIONS, MSA_CAPTIONS, build_jeem_hub_dir, criterion_scores, jeem_script
+from shared_files import shared
 
 from arab_mm_tasks.core import judging, scoring
 from arab_mm_tasks.core.registry import all_families, all_specs
 from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, score_sample
 from dataset_builders.jeem.builder import rows_of
 
-PAPER = Path("/work/shared/papers/jeem.txt")
+PAPER = shared("papers/jeem.txt")
 SPECS = all_specs()
 
 
@@ -105,6 +106,7 @@ def _figure(first: int, last: int) -> str:
 def _no_kept_images():
     """Samples these tests score only in part keep their images for the metrics not aggregated: drop them."""
     yield
+    scoring._PENDING_IMAGES.clear()
 
 
 @pytest.fixture
