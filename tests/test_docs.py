@@ -32,7 +32,9 @@ def test_readme_opens_with_the_two_commands_ci_runs():
     for command in blocks:  # the fast route with the Python a user has: a current pip, then the CPU torch
         assert command.startswith("python3 -m venv .venv && . .venv/bin/activate && python -m pip install -q -U pip")
         assert "pip install -q torch==2.13.0 && pip install -q " in command
-    assert demo.endswith("arab-mm-tasks demo") and tests.endswith('pip install -q ".[test]" && pytest -n 2 --dist loadfile')
+    assert demo.endswith("arab-mm-tasks demo") and tests.endswith(
+        'pip install -q ".[test]" && pytest -n 2 --dist loadfile'
+    )
     ci = (REPO / ".ci" / "run").read_text("utf-8")
     (reader,) = [line for line in ci.splitlines() if line.startswith("readme_command()")]
     for n, block in enumerate(blocks, start=1):
