@@ -87,7 +87,7 @@ def test_lm_eval_reports_answer_steps_attributes_and_similarity_per_domain(tmp_p
     samples = sorted((json.loads(x) for x in samples_file.read_text().splitlines()), key=lambda s: s["doc_id"])
     responses, targets = [s["filtered_resps"][0].strip() for s in samples], [s["target"] for s in samples]
     for name, value in expected(responses, targets).items():
-        assert results[f"{name},none"] == pytest.approx(value, abs=1e-6), name
+        assert results[f"{name},none"] == pytest.approx(value, rel=1e-6, abs=1e-6), name
     assert results["final_answer_unscored,none"] == 0 and results["reasoning_steps_unscored,none"] == 0
     for attribute in ("faithfulness_step", "missing_step", "semantic_coverage_step"):
         assert f"steps_{attribute},none" in results
@@ -112,7 +112,7 @@ def test_lighteval_reports_the_same_scores(tmp_path, arb_dirs, env):
     targets = [get_spec("arb").target(by_id[doc["specific"]["id"]]) for doc in rows["doc"]]
     responses = [response["text"][0].strip() for response in rows["model_response"]]
     for name, value in expected(responses, targets).items():
-        assert scores[name] == pytest.approx(value, abs=1e-6), name
+        assert scores[name] == pytest.approx(value, rel=1e-6, abs=1e-6), name
 
 
 def _gold_docs(hub: Path) -> list[dict]:
