@@ -214,8 +214,14 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_judge)
 
     from arab_mm_tasks.cli.agreement import add_parser as add_agreement_parser
+    from arab_mm_tasks.cli.evaluate import add_parser as add_evaluate_parser
+    from arab_mm_tasks.cli.report import add_parser as add_report_parser
+    from arab_mm_tasks.cli.submit import add_parser as add_submit_parser
 
     add_agreement_parser(sub)
+    add_evaluate_parser(sub)
+    add_report_parser(sub)
+    add_submit_parser(sub)
 
     s = sub.add_parser(
         "build",
@@ -286,12 +292,21 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from arab_mm_tasks.core.sources import DataSourceError
     from arab_mm_tasks.core.spec import RecordError, SourceError
+    from arab_mm_tasks.report.runs import RunError
     from dataset_builders.core.release import ReleaseUnavailable
 
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (RecordError, SourceError, KeyError, FileNotFoundError, DataSourceError, ReleaseUnavailable) as err:
+    except (
+        RecordError,
+        SourceError,
+        KeyError,
+        FileNotFoundError,
+        DataSourceError,
+        ReleaseUnavailable,
+        RunError,
+    ) as err:
         # bad input or unreachable data: one line that says what to do, not a traceback
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         # One line: a record's text (a premise, a JSON error) may hold newlines of its own.

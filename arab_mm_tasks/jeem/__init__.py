@@ -7,6 +7,7 @@ metrics: `arab_mm_tasks.jeem.tasks`; builder: `dataset_builders.jeem`.
 from __future__ import annotations
 
 from arab_mm_tasks.core.benchmark import Benchmark, Release, ReleasePart
+from arab_mm_tasks.jeem.report import REPORT
 from arab_mm_tasks.jeem.tasks import EVAL_SUBSET, FAMILIES, TASKS
 from arab_mm_tasks.jeem.vocabulary import DIALECTS, VARIETIES
 
@@ -26,4 +27,6 @@ BENCHMARK = Benchmark(
     release=Release(parts=(ReleasePart("jeem", (RELEASE_REPO,), CONFIGS),), gated=True),
     builder="dataset_builders.jeem",
     gated=True,
+    headline=("jeem_caption", "jeem_caption_eval350", "jeem_vqa"),
+    report=REPORT,
 )
