@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -191,6 +193,7 @@ def _evaluate_entry(
 
     from arab_mm_tasks.cli.demo import lm_eval_task_manager
 
+    _report_cache_hits()
     tracker = EvaluationTracker(output_path=str(output_path))
     cache = output_path / ".cache" / "".join(ch if ch.isalnum() else "_" for ch in f"{model}_{model_args}")
     results = simple_evaluate(
@@ -218,6 +221,24 @@ def _evaluate_entry(
     if results.get("groups"):
         print(make_table(results, "groups"))
     return output_path / tracker.general_config_tracker.model_name_sanitized / f"results_{tracker.date_id}.json"
+
+
+class _CacheHits(logging.Filter):
+    """Lets through lm-eval's one line per request type on its response cache ("Cached requests: 3, ...")."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage().startswith("Cached requests:")
+
+
+def _report_cache_hits() -> None:
+    """Show how many responses a resumed entry took from lm-eval's cache (its INFO logging is off by default)."""
+    logger = logging.getLogger("lm_eval.api.model")
+    if not any(isinstance(f, _CacheHits) for h in logger.handlers for f in h.filters):
+        handler = logging.StreamHandler(sys.stdout)
+        handler.addFilter(_CacheHits())
+        handler.setFormatter(logging.Formatter("  lm-eval response cache: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
