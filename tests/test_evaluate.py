@@ -69,7 +69,9 @@ def test_vision_model_judged_and_resumed_without_model_or_judge_work(tmp_path, t
         (ckqa,) = [f for f in out.rglob("results_*.json") if "gimmick_ckqa_n" in json.loads(f.read_text())["results"]]
         ckqa.unlink()
         resumed = _evaluate(args, env, tmp_path)
-        assert "[2/2] gimmick_ckqa_n: running" in resumed and "[1/2] gimmick_civqa_none: finished earlier, kept" in resumed
+        assert (
+            "[2/2] gimmick_ckqa_n: running" in resumed and "[1/2] gimmick_civqa_none: finished earlier, kept" in resumed
+        )
         assert "Cached requests: 3, Requests remaining: 0" in resumed  # lm-eval's response cache: no generation
         assert server.total == 3  # every judgement from the judge's cache
         (run,) = read_runs([out])

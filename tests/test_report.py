@@ -118,8 +118,8 @@ def test_scorecard_has_a_row_per_arab_country_and_ranks_only_countries_with_enou
     assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
     text = (report / "scorecard_org_model_a.md").read_text(encoding="utf-8")
     assert "GIMMICK: 3 items name no Arab country" in text  # Japan's items are counted, not silently dropped
-    summary = {row["model"]: row for row in _csv(report / "scorecard_summary.csv")}
-    assert float(summary["org/model-a"]["Egypt · مصر"]) == pytest.approx(float(by["Egypt"]["summary"]))
+    summary = {row["country"]: row for row in _csv(report / "scorecard_summary.csv")}
+    assert float(summary["Egypt · مصر"]["org/model-a"]) == pytest.approx(float(by["Egypt"]["summary"]))
 
 
 def _mean_of(run, task: str, metric: str, countries: list[str] | None = None) -> float:

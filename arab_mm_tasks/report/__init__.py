@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arab_mm_tasks.core.countries import ARAB_COUNTRIES
 from arab_mm_tasks.core.registry import all_benchmarks
 from arab_mm_tasks.report.page import Section, page_html
 from arab_mm_tasks.report.plots import heatmap
@@ -88,11 +89,14 @@ def _scorecard_section(runs: list[ModelRun], min_items: int) -> Section:
         section.items.append((table, png))
         summaries[run.label] = {country_label(c): s for c in countries if (s := card.summary(run.label, c)) is not None}
     if len(summaries) > 1:
-        columns = sorted({c for by in summaries.values() for c in by})
-        summary = Table("scorecard_summary", "Arab-world scorecard: summary by model and country",
-                        "the per-model scorecards' summary column", ["model", *columns],
-                        [[m, *(by.get(c) for c in columns)] for m, by in summaries.items()], digits=1)  # fmt: skip
-        section.items.insert(0, (summary, heatmap(summaries, list(summaries), columns, summary.title)))
+        countries = [
+            label for label in map(country_label, ARAB_COUNTRIES) if any(label in by for by in summaries.values())
+        ]
+        rows = [[country, *(by.get(country) for by in summaries.values())] for country in countries]
+        title = "Arab-world scorecard: summary by country and model"
+        source = "the per-model scorecards' summary column"
+        summary = Table("scorecard_summary", title, source, ["country", *summaries], rows, digits=1)
+        section.items.insert(0, (summary, heatmap(summaries, list(summaries), countries, summary.title)))
     if not section.items:
         section.intro += " No run has per-item samples of a benchmark with countries (run with --log_samples)."
     return section
