@@ -96,7 +96,10 @@ def _scorecard_section(runs: list[ModelRun], min_items: int) -> Section:
         title = "Arab-world scorecard: summary by country and model"
         source = "the per-model scorecards' summary column"
         summary = Table("scorecard_summary", title, source, ["country", *summaries], rows, digits=1)
-        section.items.insert(0, (summary, heatmap(summaries, list(summaries), countries, summary.title)))
+        by_country = {
+            country: {model: by[country] for model, by in summaries.items() if country in by} for country in countries
+        }
+        section.items.insert(0, (summary, heatmap(by_country, countries, list(summaries), summary.title)))
     if not section.items:
         section.intro += " No run has per-item samples of a benchmark with countries (run with --log_samples)."
     return section

@@ -37,7 +37,10 @@ def table_html(table: Table) -> str:
         cells = []
         for cell in row:
             text = html.escape(table.text(cell))
-            arabic = any("\u0600" <= ch <= "\u06ff" for ch in text)
+            # right to left only for Arabic-only cells: "Egypt · مصر" reads left to right
+            arabic = any("\u0600" <= ch <= "\u06ff" for ch in text) and not any(
+                ch.isascii() and ch.isalpha() for ch in text
+            )
             cells.append(f'<td class="ar" dir="rtl">{text}</td>' if arabic else f"<td>{text}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in table.notes)
