@@ -26,6 +26,7 @@ from metric_plugins.judge.prompts.arb import OVERALL, STEP_ATTRIBUTES, RubricSco
 
 REAL = shared("real/arb")
 SAMPLE = REAL / "gpt-4.1-final-responses.stratified_sample.csv"
+HEAD = REAL / "gpt-4.1-final-responses.head30.csv"
 EVAL_COLUMNS = REAL / "gpt-4.1-final-responses.eval-columns.csv.xz"
 PAPER = shared("papers/arb.txt")
 
@@ -178,20 +179,23 @@ def test_table_4_through_the_tasks_metric_code(released):
     assert got == {"bleu": 6.35, "rouge1": 71.13, "rouge2": 48.83, "rougeL": 65.33}
 
 
-def _hub_release(folder: Path) -> Path:
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+
+
+def _hub_release(folder: Path, rows: list[dict[str, str]], domains: list[str], curricula: list[str]) -> Path:
     """Rows in the HF release's schema (``MBZUAI/ARB``: image, question, answer, choices, steps, domain, Curriculum)."""
     import pyarrow as pa
 
-    rows = list(csv.DictReader(io.StringIO(SAMPLE.read_text(encoding="utf-8"), newline="")))[:3]
     table = pa.table(
         {
-            "image": [{"bytes": b"\x89PNG fake", "path": r["image_path"]} for r in rows],
+            "image": [{"bytes": b"\x89PNG fake " + r["image_path"].encode(), "path": r["image_path"]} for r in rows],
             "question": [r["question"] for r in rows],
             "answer": [r["answer"] for r in rows],
             "choices": [r["choices"] for r in rows],
             "steps": [r["steps"] for r in rows],
-            "domain": ["OCR", "Charts, Diagrams, and Tables", "Math and Logic Reasoning"],
-            "Curriculum": ["نصي/جزئي", "Computational", "حسابي"],
+            "domain": domains,
+            "Curriculum": curricula,
         }
     )
     (folder / "data").mkdir(parents=True)
@@ -199,17 +203,64 @@ def _hub_release(folder: Path) -> Path:
     return folder
 
 
+def _write_csv(path: Path, rows: list[dict[str, str]]) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as stream:
+        writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def _predictions(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "predictions" / "gpt-4.1.jsonl").read_text("utf-8").splitlines()]
+
+
 def test_builder_reads_the_hub_release_and_takes_ids_from_the_csv(tmp_path):
-    release = _hub_release(tmp_path / "release")
+    sample = _csv_rows(SAMPLE)[:3]
+    domains = ["OCR", "Charts, Diagrams, and Tables", "Math and Logic Reasoning"]
+    release = _hub_release(tmp_path / "release", sample, domains, ["نصي/جزئي", "Computational", "حسابي"])
     report = build(tmp_path / "out", hub_source=str(release), csv=SAMPLE)
     rows = _rows(tmp_path / "out")
     assert report.rows_written == 3 and set(rows) == {"ocr_b1.png", "ocr_b10.png", "Chart_44.png"}
     assert [rows[i]["curriculum"] for i in ("ocr_b1.png", "ocr_b10.png")] == ["نصي/جزئي", "حسابي"]
     assert rows["ocr_b1.png"]["curriculum_source"] == "release" and rows["ocr_b10.png"]["domain"] == "cdt"
-    assert rows["ocr_b1.png"]["image"]["bytes"] == b"\x89PNG fake"
-    assert not (tmp_path / "out" / "predictions").exists()  # the Hub rows hold no model output
+    assert rows["ocr_b1.png"]["image"]["bytes"] == b"\x89PNG fake ocr_b1.png"
+    # the CSV's model outputs go to the predictions file, under the joined ids (README: "--csv ... writes")
+    predictions = _predictions(tmp_path / "out")
+    assert [p["id"] for p in predictions] == ["ocr_b1.png", "ocr_b10.png", "Chart_44.png"]
+    assert predictions[0]["answer"] == sample[0]["gpt-4.1-answers"] and predictions[1]["domain"] == "cdt"
+    assert report.stats["csv_rows_without_hub_row"] == 25 and report.stats["models_in_release"] == 1
     alone = build(tmp_path / "alone", hub_source=str(release))
     assert set(_rows(tmp_path / "alone")) == {"arb_0000", "arb_0001", "arb_0002"} and alone.rows_read == 3
+    assert not (tmp_path / "alone" / "predictions").exists()  # the Hub rows hold no model output
+
+
+def test_hub_rows_join_the_csv_on_question_answer_and_steps_not_the_question(tmp_path):
+    """The first 30 released rows ask "من هو مؤلف هذا الكتاب؟" of 6 covers: the question alone joins nothing."""
+    head = _csv_rows(HEAD)
+    chart = next(r for r in _csv_rows(SAMPLE) if r["image_id"] == "Chart_32.png")  # a blank category
+    copy = {**head[0], "image_id": "copy_of_b1.png", "image_path": "copy_of_b1.png"}  # same text, other image
+    released = _write_csv(tmp_path / "released.csv", [*head, chart, copy])
+    edited = {**head[2], "question": head[2]["question"] + " (edited on the Hub)"}
+    hub_rows = [*reversed(head[1:]), chart, head[0], edited]  # not the CSV's order: the join is not by position
+    domains = ["OCR"] * 29 + [""] + ["OCR"] * 2
+    release = _hub_release(tmp_path / "release", hub_rows, domains, ["نصي/جزئي"] * 32)
+    report = build(tmp_path / "out", hub_source=str(release), csv=released)
+    ids = [row["id"] for row in pq.read_table(tmp_path / "out" / "data" / "all").to_pylist()]
+    # ambiguous (two CSV rows hold ocr_b1's text) and edited rows keep the Hub-only id of their Hub row
+    assert ids == [r["image_id"] for r in reversed(head[1:])] + ["Chart_32.png", "arb_0030", "arb_0031"]
+    rows = _rows(tmp_path / "out")
+    authors = [r["image_id"] for r in head if r["question"].strip() == "من هو مؤلف هذا الكتاب؟"]
+    assert len(authors) == 6 and all(rows[i]["answer"] == next(r["answer"] for r in head if r["image_id"] == i)
+                                     for i in authors)  # fmt: skip
+    assert rows["ocr_b14.jpg"]["image"]["bytes"] == b"\x89PNG fake ocr_b14.jpg"
+    assert rows["Chart_32.png"]["domain"] == "cdt" and rows["Chart_32.png"]["domain_raw"] == ""  # from the joined id
+    assert report.stats["ids_from_csv"] == 30 and report.stats["ids_not_joined_ambiguous"] == 1
+    assert report.stats["ids_not_joined_no_csv_row"] == 1 and report.stats["csv_rows_without_hub_row"] == 2
+    assert any("2 hub rows have no single CSV row" in w for w in report.warnings)
+    predictions = _predictions(tmp_path / "out")  # CSV order, joined rows only
+    assert [p["id"] for p in predictions] == [r["image_id"] for r in head[1:]] + ["Chart_32.png"]
+    assert all(p["answer"] == r["gpt-4.1-answers"] for p, r in zip(predictions, [*head[1:], chart], strict=True))
 
 
 def test_score_command_reproduces_table_4_from_the_released_csv(tmp_path, capsys):
