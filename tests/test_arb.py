@@ -304,6 +304,58 @@ def test_judge_command_judges_a_released_csv(tmp_path, monkeypatch):
     assert results["steps_hallucination_ml"] == 6.0 and "bleu" not in results
 
 
+def test_score_and_judge_read_a_builds_predictions_file(tmp_path, monkeypatch, capsys):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from arb_fixtures import build_arb_hub_dir
+
+    from arab_mm_tasks.cli import main
+    from arab_mm_tasks.core import judging
+    from metric_plugins.judge.loopback import LoopbackServer
+
+    built = build(tmp_path / "sample", csv=SAMPLE)
+    assert built.rows_written == 28
+    predictions = tmp_path / "sample" / "predictions" / "gpt-4.1.jsonl"
+    metrics = "bleu,rougeL,answer_match"
+    assert main(["score", "arb", str(SAMPLE), "--metrics", metrics, "--out", str(tmp_path / "from_csv")]) == 0
+    assert main(["score", "arb", str(predictions), "--metrics", metrics, "--out", str(tmp_path / "from_jsonl")]) == 0
+    from_csv, from_jsonl = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("from_csv", "from_jsonl"))
+    assert from_jsonl["samples"] == 28 and from_jsonl["results"] == from_csv["results"]
+    assert from_jsonl["results"]["bleu_cdt"] is not None and "rougeL: " in capsys.readouterr().out
+
+    hub = build_arb_hub_dir(tmp_path / "marked")  # three released rows with scripted judge replies
+    monkeypatch.setattr(judging, "_run_args", {})
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    with LoopbackServer() as server:
+        settings = f"model=loopback-judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
+        judged = hub / "predictions" / "gpt-4.1.jsonl"
+        assert main(["judge", str(judged), "--judge", settings, "--out", str(tmp_path / "judged")]) == 0
+        assert server.total == 6
+    results = json.loads((tmp_path / "judged" / "gpt-4.1" / "results.json").read_text())["results"]
+    assert results["final_answer"] == pytest.approx(200 / 3) and results["final_answer_cdt"] == 0.0
+    assert results["reasoning_steps"] == pytest.approx((80 + 50 + 87) / 3) and "bleu" not in results
+
+
+def test_a_predictions_line_without_a_gold_row_is_named(tmp_path):
+    from arab_mm_tasks.arb.released import read_predictions
+    from arab_mm_tasks.core.spec import RecordError, SourceError
+
+    build(tmp_path / "out", csv=SAMPLE)
+    predictions = tmp_path / "out" / "predictions" / "gpt-4.1.jsonl"
+    lines = predictions.read_text("utf-8").splitlines()
+    assert len(read_predictions(predictions)) == 28
+    with pytest.raises(SourceError, match=r"holds the predictions of 'gpt-4\.1', not 'gpt-4o'"):
+        read_predictions(predictions, "gpt-4o")
+    predictions.write_text("\n".join([*lines[:2], lines[2].replace('"Chart_44.png"', '"nope.png"')]) + "\n", "utf-8")
+    with pytest.raises(RecordError, match=r"gpt-4\.1\.jsonl:3: field 'id' is 'nope\.png', not a row of "):
+        read_predictions(predictions)
+    stray = tmp_path / "gpt-4.1.jsonl"
+    stray.write_text(lines[0] + "\n", "utf-8")
+    with pytest.raises(SourceError, match="not a built ARB folder's predictions file"):
+        read_predictions(stray)
+
+
 def test_build_command_on_the_released_csv(tmp_path, capsys):
     from arab_mm_tasks.cli import main
 

@@ -279,7 +279,7 @@ def write_predictions(out_dir: Path, csv_source: Source, written: Mapping[int, t
     """
     if not csv_source.models:
         return
-    folder = out_dir / "predictions"
+    folder = out_dir / hub.PREDICTIONS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     streams = {model: (folder / f"{model}.jsonl").open("w", encoding="utf-8") for model in csv_source.models}
     try:

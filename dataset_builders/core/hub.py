@@ -48,6 +48,17 @@ def shard_path(config: str, split: str, index: int = 0, count: int = 1) -> str:
     return f"{DATA_DIR}/{config}/{shard_name(split, index, count)}"
 
 
+PREDICTIONS_DIR = (
+    "predictions"  # a release's model outputs, kept out of the gold rows: <folder>/predictions/<model>.jsonl
+)
+
+
+def is_predictions_file(path: str | Path) -> bool:
+    """Whether `path` is a built folder's ``predictions/<model>.jsonl`` (next to the folder's ``data/``)."""
+    file = Path(path).expanduser()
+    return file.suffix == ".jsonl" and file.parent.name == PREDICTIONS_DIR and (file.parent.parent / DATA_DIR).is_dir()
+
+
 def data_files_pattern(config: str, split: str) -> str:
     """The ``data_files`` glob the card declares for a config's split (it matches every shard)."""
     return f"{DATA_DIR}/{config}/{split}-*.parquet"
