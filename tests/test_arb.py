@@ -128,6 +128,31 @@ def test_exact_model_prompt_per_curriculum(domain, curriculum, domain_ar):
     assert query(listed).endswith("\n\nالسؤال: أي؟ أ. قطة ب. كلب")  # never listed twice
 
 
+NUMERIC = ["أ. 12", "ب. 15", "ج. 20", "د. 25"]
+
+
+@pytest.mark.parametrize(
+    ("question", "choices", "listed"),
+    [("في المخطط القيم 12 و 15 و 20 و 25، أي قيمة تمثل المبيعات؟", NUMERIC, False),  # texts only: not listed
+     ("أي قيمة تمثل المبيعات؟ أ) 12 ب) 15 ج) 20 د) 25", NUMERIC, True),
+     ("أي قيمة تمثل المبيعات؟ (أ) 12، (ب) 15، (ج) 20، (د) 25", NUMERIC, True),
+     ("أي قيمة؟ أ) 12 ب) 15 ج) 20", NUMERIC, False),  # one option missing
+     ("القيم 2.5 و 3.5، أي قيمة؟", ["2", "3"], False),  # a decimal point is no option marker
+     ("أي بنية تعد هيدروكربون مشبع؟", ["أ", "ب", "ج", "د"], False),  # bare labels, options in the image
+     ("أي بنية؟ (أ) الأولى (ب) الثانية", ["أ", "ب"], True),
+     ("أي صورة تمثل فاجونيا إندكا؟ اختر الإجابة الصحيحة من الخيارات أدناه.", ["د .1", "هـ .2"], False),
+     ("أي صورة؟ 1. د 2. هـ", ["د .1", "هـ .2"], True)],
+)  # fmt: skip
+def test_choices_count_as_in_the_question_only_with_their_labels(question, choices, listed):
+    from arab_mm_tasks.arb.prompt import choices_in_question
+    from arab_mm_tasks.arb.tasks import query
+
+    assert choices_in_question(question, choices) is listed
+    rendered = query(_doc("cdt", "حسابي", question, choices))
+    shown = "\n".join(choices)
+    assert rendered.endswith(f"السؤال: {question}" if listed else f"السؤال: {question}\nالخيارات:\n{shown}")
+
+
 def test_extraction_recovers_every_released_gpt41_answer(released):
     marked = 0
     for row in released:
