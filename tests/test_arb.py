@@ -381,6 +381,47 @@ def test_a_predictions_line_without_a_gold_row_is_named(tmp_path):
         read_predictions(stray)
 
 
+def test_every_judged_metric_is_micro_over_samples_and_macro_over_domains(tmp_path, monkeypatch):
+    """Two OCR samples and one CDT sample, scripted judge replies: micro and macro differ, checked by hand."""
+    from arab_mm_tasks.cli.score import score_released
+    from arab_mm_tasks.core import judging
+    from metric_plugins.judge.loopback import LoopbackServer
+
+    sample = {row["image_id"]: row for row in _csv_rows(SAMPLE)}
+    replies = {  # image id -> (answer judge reply, step judge reply)
+        "ocr_b1.png": (1, {**dict.fromkeys(STEP_ATTRIBUTES, 8), "Hallucination": 4}),
+        "ocr_b10.png": (0, {**dict.fromkeys(STEP_ATTRIBUTES, 6), "Hallucination": 10}),
+        "Chart_25.png": (1, {**dict.fromkeys(STEP_ATTRIBUTES, 5), "Hallucination": 1}),
+    }
+    rows = [
+        {**sample[i], "answer": f"{sample[i]['answer']} [[reply={a}]]", "steps": f"{sample[i]['steps']}\n"
+         f"[[reply={json.dumps(s)}]]"}
+        for i, (a, s) in replies.items()
+    ]  # fmt: skip
+    released = _write_csv(tmp_path / "released.csv", rows)
+    monkeypatch.setattr(judging, "_run_args", {})
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    with LoopbackServer() as server:
+        judge = f"model=loopback-judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
+        judged = [m.name for m in get_spec("arb").generative_metrics if m.judge_prompt]
+        results = score_released("arb", released, metrics=judged, judge=judge)["results"]
+        assert server.total == 6  # one answer and one step judgement per sample, whatever the names
+    # final answer: OCR 1, 0; CDT 1
+    assert results["final_answer"] == pytest.approx(200 / 3) and results["final_answer_macro"] == pytest.approx(75.0)
+    # reasoning steps, 10 x the mean of the 10: OCR 76, 64; CDT 46
+    assert results["reasoning_steps"] == pytest.approx(62.0) and results["reasoning_steps_macro"] == pytest.approx(58.0)
+    assert results["reasoning_steps_ocr"] == pytest.approx(70.0) and results["reasoning_steps_cdt"] == pytest.approx(
+        46.0
+    )
+    # each attribute likewise: Hallucination OCR 4, 10; CDT 1; Faithfulness-Step OCR 8, 6; CDT 5
+    assert results["steps_hallucination"] == pytest.approx(5.0) and results["steps_hallucination_macro"] == 4.0
+    assert results["steps_faithfulness_step"] == pytest.approx(19 / 3)
+    assert results["steps_faithfulness_step_macro"] == pytest.approx(6.0)
+    for attribute in STEP_ATTRIBUTES:
+        key = "steps_" + attribute.lower().replace("-", "_").replace(" ", "_")
+        assert f"{key}_macro" in results and f"{key}_macro_unscored" in results and f"{key}_cdt" in results
+
+
 def test_build_command_on_the_released_csv(tmp_path, capsys):
     from arab_mm_tasks.cli import main
 
