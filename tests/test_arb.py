@@ -50,8 +50,17 @@ def built(tmp_path_factory) -> Path:
     return out
 
 
-def _rows(folder: Path, config: str = "all") -> dict[str, dict]:
-    return {row["id"]: row for row in pq.read_table(next((folder / "data" / config).glob("*.parquet"))).to_pylist()}
+def _rows(folder: Path, config: str | None = None) -> dict[str, dict]:
+    """A built folder's rows by id, as stored: one domain's (`config`) or every domain's."""
+    return {row["id"]: row for row in pq.read_table(folder / "data" / (config or "")).to_pylist()}
+
+
+def _ids(folder: Path, config: str = "all") -> list[str]:
+    """A config's ids in the order `datasets` loads them."""
+    import datasets
+
+    rows = datasets.load_dataset(str(folder), config, split="test", columns=["id"], cache_dir=str(folder / ".cache"))
+    return list(rows["id"])
 
 
 def test_builder_parses_every_quirk_and_keeps_model_outputs_out_of_the_gold_rows(built):
@@ -74,6 +83,33 @@ def test_builder_parses_every_quirk_and_keeps_model_outputs_out_of_the_gold_rows
     predictions = [json.loads(x) for x in (built / "predictions" / "gpt-4.1.jsonl").read_text().splitlines()]
     assert len(predictions) == 28 and predictions[0]["answer"] == "أ. سيطيب بها قلبك"
     assert split_response(predictions[0]["response"]) == (predictions[0]["steps"].strip(), "أ. سيطيب بها قلبك")
+
+
+def test_each_row_is_stored_once_and_config_all_reads_the_domains_in_release_order(built):
+    assert not (built / "data" / "all").exists()
+    stored = pq.read_table(built / "data", columns=["id", "domain"]).to_pylist()
+    assert len(stored) == 28 and len({row["id"] for row in stored}) == 28  # no image written twice
+    assert _ids(built) == [row["image_id"] for row in _csv_rows(SAMPLE)]  # the release's order (grouped by domain)
+    assert _ids(built, "cdt") == ["Chart_44.png", "Chart_25.png", "Chart_32.png", "diag_10.png", "diag_1002.png",
+                                  "diag_1247.png", "diag_1248.png", "table_1.png", "table_10.png"]  # fmt: skip
+    card = (built / "README.md").read_text("utf-8")
+    assert "@misc{ghaboura2025arbcomprehensivearabicmultimodal," in card and "eprint        = {2505.17021}" in card
+    assert "Rows come from the authors' CSV release `gpt-4.1-final-responses.stratified_sample.csv`" in card
+    assert "28 rows have no image" in card and "1,355 rows" not in card and "`predictions/<model>.jsonl`" in card
+
+
+def test_a_folder_missing_a_domain_is_refused_for_all_and_that_domain(built, tmp_path):
+    import shutil
+
+    from arab_mm_tasks.core.sources import DataSourceError, check_config
+
+    check_config(built, "all", "arb")  # `all` is declared by the card, read from the domains' folders
+    partial = shutil.copytree(built, tmp_path / "partial")
+    shutil.rmtree(partial / "data" / "ocr")
+    check_config(partial, "cdt", "arb")
+    for config in ("all", "ocr"):
+        with pytest.raises(DataSourceError, match=r"partial lacks configs all, vr, ocr \(it holds agro, cdt,"):
+            check_config(partial, config, "arb")
 
 
 def test_bad_rows_are_named_by_row_and_field(tmp_path):
@@ -255,8 +291,11 @@ def test_builder_reads_the_hub_release_and_takes_ids_from_the_csv(tmp_path):
     assert [p["id"] for p in predictions] == ["ocr_b1.png", "ocr_b10.png", "Chart_44.png"]
     assert predictions[0]["answer"] == sample[0]["gpt-4.1-answers"] and predictions[1]["domain"] == "cdt"
     assert report.stats["csv_rows_without_hub_row"] == 25 and report.stats["models_in_release"] == 1
+    card = (tmp_path / "out" / "README.md").read_text("utf-8")
+    assert "is published as `test`" in card and "for the 3 rows with exactly one CSV row" in card
     alone = build(tmp_path / "alone", hub_source=str(release))
     assert set(_rows(tmp_path / "alone")) == {"arb_0000", "arb_0001", "arb_0002"} and alone.rows_read == 3
+    assert "`id` is `arb_<row>`" in (tmp_path / "alone" / "README.md").read_text("utf-8")
     assert not (tmp_path / "alone" / "predictions").exists()  # the Hub rows hold no model output
 
 
@@ -271,9 +310,10 @@ def test_hub_rows_join_the_csv_on_question_answer_and_steps_not_the_question(tmp
     domains = ["OCR"] * 29 + [""] + ["OCR"] * 2
     release = _hub_release(tmp_path / "release", hub_rows, domains, ["نصي/جزئي"] * 32)
     report = build(tmp_path / "out", hub_source=str(release), csv=released)
-    ids = [row["id"] for row in pq.read_table(tmp_path / "out" / "data" / "all").to_pylist()]
-    # ambiguous (two CSV rows hold ocr_b1's text) and edited rows keep the Hub-only id of their Hub row
-    assert ids == [r["image_id"] for r in reversed(head[1:])] + ["Chart_32.png", "arb_0030", "arb_0031"]
+    ids = _ids(tmp_path / "out")
+    # ambiguous (two CSV rows hold ocr_b1's text) and edited rows keep the Hub-only id of their Hub row;
+    # `all` reads domain by domain (OCR first seen), each in Hub order
+    assert ids == [r["image_id"] for r in reversed(head[1:])] + ["arb_0030", "arb_0031", "Chart_32.png"]
     rows = _rows(tmp_path / "out")
     authors = [r["image_id"] for r in head if r["question"].strip() == "من هو مؤلف هذا الكتاب؟"]
     assert len(authors) == 6 and all(rows[i]["answer"] == next(r["answer"] for r in head if r["image_id"] == i)

@@ -1,4 +1,4 @@
-"""Builds the ARB Hub folder (configs ``all`` and one per domain, split ``test``) from the authors' releases.
+"""Builds the ARB Hub folder (one config per domain and ``all``, split ``test``) from the authors' releases.
 
     from dataset_builders import arb
     report = arb.build("out/arb", hub="MBZUAI/ARB", csv="gpt-4.1-final-responses.csv")
@@ -9,6 +9,11 @@ Hub and take the CSV's ``image_id`` as id where one CSV row has the same questio
 steps (`CsvIds`). Every row is checked; a bad one names its row and field (``on_bad_records``).
 Model output columns never reach the gold rows: they are written to ``predictions/<model>.jsonl``
 next to ``data/``, one line per written row that has a CSV row, under the row's id.
+
+Each row is stored once, in its domain's config (``data/<domain>/``); the card declares ``all`` as
+the domains' shards, in the order the domains first appear in the source (`hub.render_card`'s
+``union_configs``), so ``load_dataset(folder, "all")`` and ``load_dataset(folder, "<domain>")`` both
+work and no image is written twice.
 """
 
 from __future__ import annotations
@@ -36,7 +41,6 @@ from dataset_builders.core import hub, reading
 logger = logging.getLogger(__name__)
 
 SPLIT = "test"  # the HF release's only split is `train`; ARB is an evaluation set
-CONFIGS = ("all", *DOMAIN_KEYS)
 RELEASE_COUNTS = {"hub": 1355, "csv": 1356}
 OnBadRecords = Literal["error", "warn", "skip"]
 _STR = Value("string")
@@ -200,7 +204,8 @@ def build(
     csv_source = read_csv(csv) if csv is not None else None
     source = read_hub(hub_source) if hub_source is not None else csv_source
     assert source is not None
-    report = reading.BuildReport("arb", source.origin, str(out_dir))
+    origin = source.origin if csv_source is None or source is csv_source else f"hub={hub_source}; csv={csv}"
+    report = reading.BuildReport("arb", origin, str(out_dir))
     stats: Counter[str] = Counter()
     csv_ids = CsvIds(csv_source) if source.kind == "hub" and csv_source is not None else None
     seen: set[str] = set()
@@ -225,14 +230,18 @@ def build(
             seen.add(row_id)
             row["image_path"] = record.get("image_path") or None
             stats["rows_without_image"] += row["image"] is None
-            for config in ("all", row["domain"]):
-                writer.add_rows(config, FEATURES, [row])
+            writer.add_rows(row["domain"], FEATURES, [row])  # `all` reads the domains' shards: stored once
             report.rows_written += 1
             if csv_index is not None:
                 written[csv_index] = (row_id, row["domain"])
         if not report.rows_written:
             raise SourceError(f"{source.origin}: no ARB rows to write ({report.rows_skipped} skipped)")
-        report.counts = {c: writer.num_rows[c] for c in CONFIGS if c in writer.num_rows}
+        domains = list(writer.num_rows)  # in the order of their first row
+        report.counts = {
+            "all": sum(writer.num_rows.values()),
+            **{d: writer.num_rows[d] for d in DOMAIN_KEYS if d in domains},
+        }
+        num_bytes = {"all": sum(writer.num_bytes.values()), **writer.num_bytes}
         if csv_ids is not None:
             stats["csv_rows_without_hub_row"] = csv_ids.num_rows - len(csv_ids.taken)
         models = csv_source.models if csv_source is not None else []
@@ -249,8 +258,8 @@ def build(
             )
         if report.skipped:
             report.warnings.append(f"{report.rows_skipped} bad records skipped (listed in the report)")
-        configs = [c for c in CONFIGS if c in report.counts]
-        writer.finish(render_arb_card(report, FEATURES, writer.num_bytes, configs))
+        card = render_arb_card(report, FEATURES, num_bytes, domains, hub_source=hub_source, csv=csv)
+        writer.finish(card)
     if csv_source is not None:
         write_predictions(Path(out_dir), csv_source, written)
     return report
