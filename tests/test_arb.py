@@ -299,6 +299,22 @@ def test_builder_reads_the_hub_release_and_takes_ids_from_the_csv(tmp_path):
     assert not (tmp_path / "alone" / "predictions").exists()  # the Hub rows hold no model output
 
 
+def test_the_progress_bar_knows_the_total(tmp_path, monkeypatch):
+    from dataset_builders.core import reading
+
+    totals = []
+
+    def progress(records, desc, total=None):
+        totals.append((desc, total))
+        return records
+
+    monkeypatch.setattr(reading, "progress", progress)
+    build(tmp_path / "csv", csv=SAMPLE)  # 28 records over more lines: multi-line quoted fields
+    release = _hub_release(tmp_path / "release", _csv_rows(SAMPLE)[:3], ["OCR"] * 3, ["نصي/جزئي"] * 3)
+    build(tmp_path / "hub", hub_source=str(release))
+    assert totals == [("arb csv", 28), ("arb hub", 3)]
+
+
 def test_hub_rows_join_the_csv_on_question_answer_and_steps_not_the_question(tmp_path):
     """The first 30 released rows ask "من هو مؤلف هذا الكتاب؟" of 6 covers: the question alone joins nothing."""
     head = _csv_rows(HEAD)
