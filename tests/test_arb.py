@@ -128,14 +128,44 @@ def test_bad_rows_are_named_by_row_and_field(tmp_path):
     assert report.rows_skipped == 1 and report.rows_written == 27
 
 
+RELEASE_HEADER = ["image_id", "question", "answer", "choices", "steps", "category ", "probabilities", "image_path",
+                  "gpt-4.1-steps", "gpt-4.1-answers"]  # fmt: skip
+FIGURE_20 = {"vr": 23, "ocr": 46, "cdt": 330, "ml": 560, "soc_cult": 104, "cvp": 35, "med": 61, "sci_r": 83,
+             "hist": 50, "rs": 30, "agro": 34}  # fmt: skip
+
+
+def test_the_builder_on_all_1356_released_rows(released, tmp_path):
+    """The eval-columns slice lacks `question`, `choices`, `probabilities` and `image_path`: they are filled
+    with a stand-in question and left empty, so every other column goes through the builder as released."""
+    rows = [{**{k: row.get(k, "") for k in RELEASE_HEADER}, "question": "؟"} for row in released]
+    report = build(tmp_path / "full", csv=_write_csv(tmp_path / "release.csv", rows))
+    assert (report.rows_read, report.rows_written, report.rows_skipped) == (1356, 1356, 0)
+    assert report.counts == {"all": 1356, **FIGURE_20}
+    assert report.stats["step_pairs"] == 5121 and report.stats["rows_without_step_markers"] == 3
+    inferred = {k.rsplit("_", 1)[-1]: v for k, v in report.stats.items() if k.startswith("domain_inferred")}
+    assert inferred == {"cdt": 1, "cvp": 35, "ml": 158, "vr": 23}  # the 217 blank categories
+    assert not any("release has" in warning for warning in report.warnings)  # 1,356: the release's count
+    assert _ids(tmp_path / "full", "vr") == [
+        r["image_id"] for r in released if domain_of(r["category "], r["image_id"]) == "vr"
+    ]
+    assert len(_predictions(tmp_path / "full")) == 1356
+    head = build(tmp_path / "head", csv=HEAD)
+    assert (head.rows_read, head.rows_written, head.counts, head.stats["step_pairs"]) == (
+        30,
+        30,
+        {"all": 30, "ocr": 30},
+        110,
+    )
+    assert [p["id"] for p in _predictions(tmp_path / "head")] == [r["image_id"] for r in _csv_rows(HEAD)]
+
+
 def test_steps_and_domains_of_all_1356_released_rows(released):
     pairs = [parse_steps(row["steps"]) for row in released]
     assert sum(map(len, pairs)) == 5121 and max(map(len, pairs)) == 16
     assert [row["row"] for row, p in zip(released, pairs, strict=True) if not p] == ["573", "617", "845"]
     domains = [domain_of(row["category "], row["image_id"]) for row in released]
     counts = {d: domains.count(d) for d in set(domains)}
-    assert counts == {"vr": 23, "ocr": 46, "cdt": 330, "ml": 560, "soc_cult": 104, "cvp": 35, "med": 61,
-                      "sci_r": 83, "hist": 50, "rs": 30, "agro": 34}  # fmt: skip
+    assert counts == FIGURE_20
     assert parse_choices("['أ','ب']\n") == ["أ", "ب"] and parse_choices("") == []
 
 
