@@ -76,3 +76,28 @@ def test_vision_model_judged_and_resumed_without_model_or_judge_work(tmp_path, t
         assert server.total == 3  # every judgement from the judge's cache
         (run,) = read_runs([out])
         assert {s["doc_id"]: s["filtered_resps"] for s in run.samples("gimmick_ckqa_n")} == judged
+
+
+def test_a_results_file_counts_as_finished_only_for_the_same_settings(tmp_path):
+    from arab_mm_tasks.cli.evaluate import RunSettings, entry, finished_results
+
+    folder = tmp_path / "org__m"
+    folder.mkdir()
+    stamp = "2026-01-01T00-00-00.000000"
+    data = {"results": {"arabculture_mcq": {}}, "configs": {"arabculture_mcq_en_none_egypt": {}},
+            "config": {"model": "hf", "model_args": "pretrained=org/m", "limit": 5.0,
+                       "gen_kwargs": {"max_gen_toks": 4}}, "chat_template": None}  # fmt: skip
+    (folder / f"results_{stamp}.json").write_text(json.dumps(data))
+    item = entry("arabculture_mcq")
+    same = RunSettings("hf", "pretrained=org/m", 5.0, "max_gen_toks=4")
+    assert finished_results(tmp_path, item, same) is None  # its samples file is missing: cut off after results
+    (folder / f"samples_arabculture_mcq_en_none_egypt_{stamp}.jsonl").write_text("{}\n")
+    assert finished_results(tmp_path, item, same) == folder / f"results_{stamp}.json"
+    for other in (
+        RunSettings("hf", "pretrained=org/m", None, "max_gen_toks=4"),
+        RunSettings("hf", "pretrained=org/m", 5.0, "max_gen_toks=8"),
+        RunSettings("hf", "pretrained=org/m", 5.0, "max_gen_toks=4", apply_chat_template=True),
+        RunSettings("vllm", "pretrained=org/m", 5.0, "max_gen_toks=4"),
+    ):
+        assert finished_results(tmp_path, item, other) is None, other
+    assert finished_results(tmp_path, entry("arabculture_completion"), same) is None

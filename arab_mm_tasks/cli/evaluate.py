@@ -67,15 +67,37 @@ def suite_entries(suite: str | None, tasks: str | None) -> list[Entry]:
     return [entry(name) for benchmark in all_benchmarks().values() for name in benchmark.headline]
 
 
-def finished_results(output_path: Path, entry: Entry, model: str, model_args: str, limit: float | None) -> Path | None:
-    """A results file of an earlier run of this entry with the same model, arguments and limit."""
+@dataclass(frozen=True)
+class RunSettings:
+    """What makes two runs of an entry the same run: a results file with other settings is not reused."""
+
+    model: str
+    model_args: str
+    limit: float | None = None
+    gen_kwargs: str | None = None
+    apply_chat_template: bool = False
+
+    def matches(self, data: dict[str, Any]) -> bool:
+        from lm_eval.utils import simple_parse_args_string
+
+        config = data.get("config", {})
+        gen_kwargs = simple_parse_args_string(self.gen_kwargs) if self.gen_kwargs else None
+        return (
+            (config.get("model"), config.get("model_args"), config.get("limit"))
+            == (self.model, self.model_args, self.limit)
+            and (config.get("gen_kwargs") or None) == (gen_kwargs or None)
+            and (data.get("chat_template") is not None) == self.apply_chat_template
+        )
+
+
+def finished_results(output_path: Path, entry: Entry, settings: RunSettings) -> Path | None:
+    """A results file of an earlier run of this entry with the same `settings`."""
     for file in sorted(output_path.rglob("results_*.json")):
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # a file being written by a killed run: not finished
-        config = data.get("config", {})
-        same_run = (config.get("model"), config.get("model_args"), config.get("limit")) == (model, model_args, limit)
+        same_run = settings.matches(data)
         ran = entry.name in data.get("results", {}) or entry.name in data.get("group_subtasks", {})
         if same_run and ran and _samples_saved(file, data):
             return file
@@ -132,12 +154,13 @@ def run_suite(
     if judge:
         judging.configure(judge)  # in this process only: lm-eval writes --metadata into its results files
     outcome: dict[str, str] = {}
+    settings = RunSettings(model, model_args, limit, gen_kwargs, apply_chat_template)
     if not is_multimodal(model):
         entries = text_only(entries, model, outcome)
     lm = None
     for number, item in enumerate(entries, 1):
         stage = f"[{number}/{len(entries)}] {item.name}"
-        done = finished_results(output_path, item, model, model_args, limit)
+        done = finished_results(output_path, item, settings)
         if done is not None:
             outcome[item.name] = f"finished earlier ({done})"
             print(f"{stage}: finished earlier, kept ({done})", flush=True)
