@@ -113,7 +113,7 @@ def breakdown_table(spec: Breakdown, runs: Sequence[ModelRun], min_items: int = 
     for run in runs:
         scores = group_scores(pool_samples(run, spec.tasks), spec.metric, spec.group_of, spec.scale)
         if scores:
-            per_model[run.label] = {spec.labels.get(str(s.group), str(s.group)): s for s in scores}
+            per_model[run.label] = {group_label(spec, s.group): s for s in scores}
     if not per_model:
         return None
     groups = sorted({group for scores in per_model.values() for group in scores})
@@ -124,6 +124,14 @@ def breakdown_table(spec: Breakdown, runs: Sequence[ModelRun], min_items: int = 
     table.flagged = {model: {g for g, s in scores.items() if s.n < min_items} for model, scores in per_model.items()}
     table.notes.append(_interval_note(min_items))
     return table
+
+
+def group_label(spec: Breakdown, group: Any) -> str:
+    """How a group is printed: the declared label, else an Arab country in English and Arabic, else as is."""
+    if str(group) in spec.labels:
+        return spec.labels[str(group)]
+    country = canonical_country(group)
+    return country_label(country) if country else str(group)
 
 
 def _cell(score: GroupScore | None, min_items: int) -> str:
