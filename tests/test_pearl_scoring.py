@@ -144,31 +144,3 @@ def test_parsed_accuracy_scores_against_the_gold_letter_and_label(pearl_hub):
     assert parsed_answer_score(f"{letter}.", spec.target(mcq)) == 100.0
     assert parsed_answer_score("Z", spec.target(mcq)) == 0.0
     assert parsed_answer_score({"True": "صحيح", "False": "خطأ"}[label], spec.target(tf)) == 100.0
-
-
-def test_the_authors_inference_logs_are_judged_without_regenerating(pearl_hub, server, tmp_path):
-    """Rows as `eval/generate_pearl.py` writes them (every dataset field but the image), judged by id."""
-    from pearl_fixtures import pearl_records
-
-    from arab_mm_tasks.cli.judge_saved import judge_saved
-    from metric_plugins.judge.config import JudgeConfig
-
-    outputs = {11: "<<acc=1>>", 12: "<<acc=0>>", 0: "<<rubric=4,3,5,2>> <<cas=1>>", 1: "<<rubric=2,2,2,2>> <<cas=0>>"}
-    log = tmp_path / "output_gemma-3-4b-it_20250515_190602.jsonl"
-    rows = [{"id": i, "model_output": out, "model_path": "google/gemma-3-4b-it", "model_name": "gemma-3-4b-it",
-             **pearl_records()[i]} for i, out in outputs.items()]  # fmt: skip
-    log.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), "utf-8")
-    config = JudgeConfig(model="judge", base_url=server.url, cache_path=str(tmp_path / "judge.sqlite"))
-    with pytest.raises(FileNotFoundError, match="pass --dataset-path pearl=DIR"):
-        judge_saved([log], config, tmp_path / "judged")
-    report = judge_saved([log], config, tmp_path / "judged", {"pearl": str(pearl_hub)})
-    closed = report["results"][f"pearl_closed (log: {log.name})"]
-    opened = report["results"][f"pearl_open (log: {log.name})"]
-    assert closed["acc"] == 50.0 and closed["acc_unscored"] == 0
-    assert opened["overall"] == pytest.approx((3.6 + 2.0) / 2) and opened["cas"] == 50.0
-    # the open-ended judge saw each row's image from the dataset, matched by id
-    contents = [json.loads(r.body)["messages"][0]["content"] for r in server.requests]
-    assert sum(isinstance(c, list) and c[0]["type"] == "image_url" for c in contents) == 4  # 2 rubric + 2 CAS
-    assert sum(isinstance(c, str) for c in contents) == 2  # the closed-form judge is text only
-    judged = (tmp_path / "judged" / f"{log.stem}.pearl_open.jsonl").read_text("utf-8").splitlines()
-    assert [json.loads(line)["overall"]["score"] for line in judged] == pytest.approx([3.6, 2.0])

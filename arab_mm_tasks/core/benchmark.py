@@ -9,13 +9,17 @@ and the task catalogue all iterate over the declarations.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from arab_mm_tasks.core.spec import Family, TaskSpec
+
+# A benchmark's generation logs (`Benchmark.read_logs`): a task's dataset rows, and the rows read per task.
+LogRecords = Callable[[str], Sequence[Mapping[str, Any]] | None]
+LogRuns = dict[str, list[tuple[dict[str, Any], str]]]
 
 
 @dataclass(frozen=True)
@@ -73,8 +77,10 @@ class Benchmark:
     run_options / configure: the extra ``--metadata`` keys it reads, and the function applying them.
     gated: a built folder is always published gated (its sources are gated).
     example: spec -> (a document to show its prompt on in docs/tasks.md, where that document comes from).
-    read_logs: the authors' own generation logs, for ``arab-mm-tasks judge``: a file ->
-        ``{task: [(document, generation), ...]}``, or None when the file is not one of theirs.
+    read_logs: the authors' own generation logs, for ``arab-mm-tasks judge``: (a file, ``records``) ->
+        ``{task: [(document, generation), ...]}``, or None when the file is not one of theirs;
+        ``records(task)`` gives the rows of a task's config in the dataset the user named (without
+        their media; None when it holds no such config), which each log row is matched to.
     read_predictions: (file, model or None) -> [(document, response)], for benchmarks whose authors
         released generations (`arab-mm-tasks score`); raises `SourceError` for a file it cannot read.
     """
@@ -90,7 +96,7 @@ class Benchmark:
     configure: Callable[[Mapping[str, Any]], None] | None = None
     gated: bool = False
     example: Callable[[TaskSpec], tuple[Mapping[str, Any], str] | None] | None = None
-    read_logs: Callable[[Path], dict[str, list[tuple[dict[str, Any], str]]] | None] | None = None
+    read_logs: Callable[[Path, LogRecords], LogRuns | None] | None = None
     read_predictions: Callable[[Any, str | None], list[tuple[Mapping[str, Any], str]]] | None = None
 
     def __post_init__(self) -> None:
