@@ -54,8 +54,8 @@ CLOSED_REPLIES = ["<<acc=1>>", "<<acc=0>>", "<<acc=1>>", "<<acc=maybe>>", "<<acc
 
 @pytest.mark.parametrize(
     ("policy", "acc"),
-    [(None, 300 / 6), ("zero", 300 / 6), ("minus_one", 200 / 6), ("exclude", 300 / 5)],
-)
+    [(None, 300 / 6), ("zero", 300 / 6), ("minus_one", 200 / 6), ("exclude", 300 / 5), ("authors", 300 / 6)],
+)  # the authors' score.py scores a reply with no 0/1 in it 0
 def test_closed_accuracy_routes_mcq_and_true_false_and_counts_invalid_replies(pearl_hub, server, tmp_path, policy, acc):
     docs = _docs(pearl_hub, "pearl_closed")
     assert [d["question_type"] for d in docs] == ["multiple_choice"] * 4 + ["true_false"] * 2
@@ -71,42 +71,46 @@ def test_closed_accuracy_routes_mcq_and_true_false_and_counts_invalid_replies(pe
 
 OPEN_REPLIES = [
     "<<rubric=4,3,5,2>> <<cas=1>>",
-    "<<rubric=bad>> <<cas=0>>",
+    '<<rubric={"correctness": 1, "detail": 2}>> <<cas=0>>',  # JSON without coherence and fluency: invalid
     "<<rubric=5,5,5,5>> <<cas=yes>>",
+    "<<rubric=bad>> <<cas=1>>",
 ]
 
 
 @pytest.mark.parametrize(
     ("policy", "expected"),
     [
-        ("zero", {"correctness": 9 / 3, "fluency": 7 / 3, "overall": 8.6 / 3, "cas": 100 / 3}),
-        ("minus_one", {"correctness": 8 / 3, "fluency": 6 / 3, "overall": 7.6 / 3, "cas": 0.0}),
-        ("exclude", {"correctness": 9 / 2, "fluency": 7 / 2, "overall": 8.6 / 2, "cas": 100 / 2}),
+        ("zero", {"correctness": 9 / 4, "fluency": 7 / 4, "overall": 8.6 / 4, "cas": 200 / 4}),
+        ("minus_one", {"correctness": 7 / 4, "fluency": 5 / 4, "overall": 6.6 / 4, "cas": 100 / 4}),
+        ("exclude", {"correctness": 9 / 2, "fluency": 7 / 2, "overall": 8.6 / 2, "cas": 200 / 3}),
+        # the authors' score.py: -1 for each dimension the reply's JSON lacks (all four when none parses),
+        # the ones it gives kept (OVR of the second item 0.4 * 1 + 0.2 * (-1 + 2 - 1) = 0.4); CAS "yes" is 0
+        ("authors", {"correctness": 9 / 4, "detail": 11 / 4, "fluency": 5 / 4, "overall": 8.0 / 4, "cas": 200 / 4}),
     ],
 )
 def test_open_rubric_overall_and_cas_under_each_policy(pearl_hub, server, tmp_path, policy, expected):
     # undecoded documents, as the harnesses hold them: the judge's images wait as lazy images, not pixels
     source = DatasetSource.resolve("pearl", str(pearl_hub))
-    docs = list(without_media_decoding(load_split(source, "pearl_open", "test")))[:3]
+    docs = list(without_media_decoding(load_split(source, "pearl_open", "test")))[:4]
     _judge(server, tmp_path, policy)
     values = _values("pearl_open", docs, OPEN_REPLIES)
     kept = [_PENDING_IMAGES[v["cas"]["judge"]["images"]].images for v in values]
     assert all(len(images) == 1 and isinstance(images[0], LazyImage) for images in kept)
-    for name, score in expected.items():
-        assert _aggregate(values, name) == (pytest.approx(score), 1.0), name
+    for name, score in expected.items():  # invalid judgements counted under every policy: 2 rubric, 1 CAS
+        assert _aggregate(values, name) == (pytest.approx(score), 1.0 if name == "cas" else 2.0), name
     # OVR per item = 0.4 COR + 0.2 (COH + DET + FLU) (Eq. 1): 3.6 for (4, 3, 5, 2)
     assert values[0]["overall"]["score"] == pytest.approx(3.6)
     assert values[1]["overall"]["judge_status"] == "invalid"
     # the rubric and CAS judges see the image first, then the text; one request per item and prompt
     bodies = [json.loads(r.body) for r in server.requests]
-    assert len(bodies) == 6
+    assert len(bodies) == 8
     for body in bodies:
         parts = body["messages"][0]["content"]
         assert [p["type"] for p in parts] == ["image_url", "text"]
     for name in ("coherence", "detail"):  # the last metrics of the samples: their images are released
         _aggregate(values, name)
     assert not _PENDING_IMAGES
-    assert len(server.requests) == 6  # the other rubric dimensions came from the same (cached) judgements
+    assert len(server.requests) == 8  # the other rubric dimensions came from the same (cached) judgements
 
 
 def test_no_judge_leaves_scores_unscored_and_holds_no_images(pearl_hub, monkeypatch):
