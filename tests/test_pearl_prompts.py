@@ -136,17 +136,29 @@ def test_the_open_ended_judge_message_is_figure_d10_with_single_braces_and_the_c
     )
 
 
-def test_the_cas_judge_message():
+def test_the_cas_judge_message_is_the_authors_score_py_prompt_as_sent():
+    """`cas_prompt` of eval/score.py (UBC-NLP/pearl@ae6e95d) after `.strip()`: its 8-space indentation kept."""
     prompt, text = _judge_text("pearl_open", OPEN, "إنه المنسف.", "cas")
     assert prompt == "pearl_cas"
+    pad = " " * 8
     assert text == (
-        "You are an impartial multimodal evaluator for Arabic cultural benchmark.\n"
-        "TASK: Decide whether the candidate's Arabic answer **explicitly mentions** at least one culturally "
-        "specific element (e.g. a festival, landmark, artefact, dish, garment, ritual or dialect term) that the "
-        "gold reference answer requires, or that is clearly visible or implied in the attached image. "
-        'Return "1" if it does, otherwise "0".\n'
-        f"Image description:\n{CAPTION}\nQuestion: {QUESTION}\nGold reference answer:\n{ANSWER}\n"
-        "Candidate answer:\nإنه المنسف.\nReply with 1 or 0 - nothing else."
+        "You are checking **Cultural Awareness** for Arabic cultural benchmark item.\n"
+        f"{pad}\n"
+        f'{pad}Return **"1"** if the candidate answer explicitly mentions at least one culturally specific\n'
+        f"{pad}element (e.g., festival, landmark, dialect term) that is central to the gold reference\n"
+        f"{pad}**or clearly visible/implied in the image**.  \n"
+        f'{pad}Return **"0"** otherwise.\n'
+        f"{pad}\n{pad}\n"
+        f"{pad}*Image description:* {CAPTION}\n"
+        f"{pad}\n"
+        f"{pad}### Textual inputs  \n"
+        f"{pad}Gold reference:\n"
+        f"{pad}{ANSWER}\n"
+        f"{pad}\n"
+        f"{pad}Candidate answer:\n"
+        f"{pad}إنه المنسف.\n"
+        f"{pad}\n"
+        f"{pad}Reply with **1** or **0** \u2014 nothing else."
     )
 
 
