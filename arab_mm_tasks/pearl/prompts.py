@@ -4,15 +4,18 @@ The paper prints no prompt for the evaluated model (L133); these are the authors
 scripts build them (`eval/generate_pearl.py`, `eval/generate_pearl_x.py` in UBC-NLP/pearl@ae6e95d,
 specs/pearl.md section 7): one user turn, the image first, then the text.
 
-- multiple choice: the instruction, the question, the choices one per line;
-- True/False: the question, then the one-word True/False instruction;
+- multiple choice: ``f"{instruction}\n{question}\n{choices}"``, the choices as released, one per line
+  (``"\n".join(choices)``: no letters are added to choices that carry none);
+- True/False: ``f"{question}\n{instruction}"`` with the one-word True/False instruction;
 - ``long_answer``: the question, then "Answer the question in detail in Arabic language.";
 - every other (open-ended) type: the question, then "Please provide brief, clear responses in Arabic language.";
-- Pearl-X: each image preceded by ``Image {i}: `` and followed by a newline; multiple choice puts
-  its instruction after the choices, True/False questions go bare.
+- Pearl-X: each image preceded by ``Image {i}: `` and followed by a newline; multiple choice is
+  ``f"{question}\n{choices}\n\n{instruction}"`` (a blank line before the instruction), True/False
+  questions go bare.
 
-Parts are joined by one newline (the scripts' exact joining is not quoted in the spec; see
-docs/fidelity.md).
+The judges' ``{question}`` is that text as well, for open-ended items too: the authors' ``score.py``
+formats every row's question with the generation prompt's code before filling it in
+(docs/fidelity.md).
 """
 
 from __future__ import annotations
@@ -89,13 +92,6 @@ def choice_letters(choices: list[str]) -> list[str]:
     return list(LATIN_LETTERS[: len(choices)])
 
 
-def shown_choices(choices: list[str]) -> list[str]:
-    """The choice lines the model sees: as released when they carry letters, else ``"A. text"``."""
-    if all(LETTERED.match(choice) for choice in choices):
-        return list(choices)
-    return [f"{letter}. {choice}" for letter, choice in zip(LATIN_LETTERS, choices, strict=False)]
-
-
 def choice_text(choice: str) -> str:
     """A choice without its letter prefix."""
     return LETTERED.sub("", choice, count=1).strip()
@@ -107,10 +103,10 @@ def closed_text(doc: Mapping[str, Any], *, pearl_x: bool) -> str:
     kind = route(str(field(doc, "question_type")))
     if kind == TRUE_FALSE:
         return question if pearl_x else f"{question}\n{TF_INSTRUCTION}"
-    lines = shown_choices(list(field(doc, "choices")))
+    choices = "\n".join(field(doc, "choices"))  # as released, like the scripts' "\n".join(choices)
     if pearl_x:
-        return "\n".join([question, *lines, MCQ_INSTRUCTION])
-    return "\n".join([MCQ_INSTRUCTION, question, *lines])
+        return f"{question}\n{choices}\n\n{MCQ_INSTRUCTION}"
+    return f"{MCQ_INSTRUCTION}\n{question}\n{choices}"
 
 
 def open_text(doc: Mapping[str, Any]) -> str:
@@ -166,10 +162,14 @@ def closed_target(doc: Mapping[str, Any], *, pearl_x: bool) -> str:
 
 
 def open_target(doc: Mapping[str, Any]) -> str:
-    """An open item's target: gold answer, question and augmented caption (the judge's image description)."""
+    """An open item's target: gold answer, question and augmented caption (the judge's image description).
+
+    ``question`` is the text the model saw, its instruction included, as the authors' scorer fills
+    the rubric prompt's ``Question:`` (it formats every row with the generation prompt's code).
+    """
     target = {
         "route": OPEN_ENDED,
-        "question": str(field(doc, "question")),
+        "question": open_text(doc),
         "ground_truth": str(field(doc, "answer")),
         "image_description": str(field(doc, "augmented_caption")),
     }

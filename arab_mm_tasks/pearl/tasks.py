@@ -46,6 +46,9 @@ from metric_plugins.judge.prompts.pearl import OVERALL_WEIGHTS, RUBRIC
 # repetition_penalty 1.1 is a model setting (docs/fidelity.md).
 GENERATION = Generation(max_new_tokens=4048, until=("<|im_end|>", "<end_of_turn>"))
 BREAKDOWN_KEYS = ("country", "question_type", "category")
+# 2: choices shown as released, Pearl-X's blank line before its MCQ instruction, the open-ended
+# judge's question with its instruction, the authors' CAS prompt.
+VERSION = 2
 PEARL_X_IMAGES = 6  # columns image1 .. image6
 InvalidPolicy = Literal["exclude", "zero", "minus_one"]
 INVALID_POLICY: InvalidPolicy = "zero"  # every reported percentage is k / (full subset size), L125-L127
@@ -182,6 +185,7 @@ def _spec(
         target=target,
         generative_metrics=metrics,
         breakdown_keys=BREAKDOWN_KEYS,
+        version=VERSION,
     )
 
 
