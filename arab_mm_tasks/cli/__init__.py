@@ -110,7 +110,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 def _cmd_breakdown(args: argparse.Namespace) -> int:
     from arab_mm_tasks.core.registry import all_specs
-    from metric_plugins.breakdowns import breakdown, format_table, read_samples
+    from metric_plugins.breakdowns import absent_keys, breakdown, format_table, read_samples
 
     # lm-eval runs a variant as its per-country tasks: pool them. lighteval tasks (NAME on all
     # countries, NAME:<country>) are reported as run, so a document is never counted twice.
@@ -122,6 +122,10 @@ def _cmd_breakdown(args: argparse.Namespace) -> int:
     for variant, samples in by_variant.items():
         if not any(args.metric in sample for sample in samples):  # another task of the run (Pearl's closed half)
             print(f"\n{variant}: no metric {args.metric!r}, skipped")
+            continue
+        absent = absent_keys(samples, keys)
+        if absent:  # a task that does not record the field (Pearl-X has no domain)
+            print(f"\n{variant}: its samples have no {', '.join(map(repr, absent))}, skipped")
             continue
         print(f"\n{variant} ({len(samples)} samples)\n")
         generative = any(isinstance(sample.get(args.metric), dict) for sample in samples)  # {"score": ...} values
