@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from arab_mm_tasks.core.benchmark import Benchmark
 from arab_mm_tasks.core.registry import BENCHMARK_PACKAGES
@@ -28,23 +30,27 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
-    """``arab-mm-tasks build <benchmark>``: the options every builder takes, then the benchmark's own."""
+def _build_parser(
+    benchmark: Benchmark, name: str | None = None, defaults: Mapping[str, Any] | None = None
+) -> argparse.ArgumentParser:
+    """``arab-mm-tasks build <benchmark>``: the options every builder takes, then the benchmark's own
+    (`defaults`: the options one of its `Benchmark.build_names` stands for)."""
     p = argparse.ArgumentParser(
-        prog=f"arab-mm-tasks build {benchmark.name}",
+        prog=f"arab-mm-tasks build {name or benchmark.name}",
         description=f"Build the {benchmark.title} Hub-layout dataset folder from the authors' release.",
     )
     p.add_argument("--out", required=True, help="output folder (Hub layout: data/<config>/*.parquet + README.md)")
     p.add_argument("--on-bad-records", choices=["error", "warn", "skip"], default="error")
     benchmark.builder_module().add_arguments(p)
+    p.set_defaults(**(defaults or {}))
     return p
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from arab_mm_tasks.core.registry import get_benchmark
+    from arab_mm_tasks.core.registry import build_target
 
-    benchmark = get_benchmark(args.benchmark)
-    options = _build_parser(benchmark).parse_args(args.options)
+    benchmark, defaults = build_target(args.benchmark)
+    options = _build_parser(benchmark, args.benchmark, defaults).parse_args(args.options)
     print(benchmark.builder_module().build_from_args(options))
     return 0
 
@@ -226,7 +232,11 @@ def parser() -> argparse.ArgumentParser:
         help="build a benchmark's Hub-layout dataset folder from the authors' release "
         "(`arab-mm-tasks build BENCHMARK --help` for its options)",
     )
-    s.add_argument("benchmark", choices=benchmark_names())
+    s.add_argument(
+        "benchmark",
+        metavar="BENCHMARK",
+        help=f"one of {', '.join(benchmark_names())}, or another name its builder takes for one of its releases",
+    )
     s.add_argument("options", nargs=argparse.REMAINDER, help="--out DIR and the benchmark's own options")
     s.set_defaults(func=_cmd_build)
 

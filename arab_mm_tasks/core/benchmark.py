@@ -83,6 +83,8 @@ class Benchmark:
         their media; None when it holds no such config), which each log row is matched to.
     read_predictions: (file, model or None) -> [(document, response)], for benchmarks whose authors
         released generations (`arab-mm-tasks score`); raises `SourceError` for a file it cannot read.
+    build_names: other names ``arab-mm-tasks build`` takes for this builder, each with the defaults
+        of the builder options it stands for (Pearl: ``pearl_lite`` = ``--release pearl_lite``).
     """
 
     name: str
@@ -98,6 +100,7 @@ class Benchmark:
     example: Callable[[TaskSpec], tuple[Mapping[str, Any], str] | None] | None = None
     read_logs: Callable[[Path, LogRecords], LogRuns | None] | None = None
     read_predictions: Callable[[Any, str | None], list[tuple[Mapping[str, Any], str]]] | None = None
+    build_names: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         wrong = [spec.name for spec in self.tasks if spec.benchmark != self.name]

@@ -28,4 +28,6 @@ BENCHMARK = Benchmark(
     gated=True,
     read_logs=read_log,
     example=example,
+    # `arab-mm-tasks build pearl_lite` / `build pearl_x`: that release only (`build pearl`: all three)
+    build_names={name: {"release": [name]} for name in RELEASES if name != "pearl"},
 )
