@@ -13,7 +13,7 @@ from arab_mm_tasks.core.lazy_image import LazyImage
 from arab_mm_tasks.core.registry import get_spec
 from arab_mm_tasks.core.scoring import _PENDING_IMAGES, aggregator, score_sample
 from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
-from arab_mm_tasks.pearl.prompts import parse_letter, parse_true_false, parsed_answer_score
+from arab_mm_tasks.pearl.answers import parse_letter, parse_true_false, parsed_answer_score
 
 
 @pytest.fixture(scope="module")
@@ -124,10 +124,26 @@ def test_no_judge_leaves_scores_unscored_and_holds_no_images(pearl_hub, monkeypa
     assert not _PENDING_IMAGES
 
 
+def test_the_parser_docstring_examples_run():
+    import doctest
+
+    from arab_mm_tasks.pearl import answers
+
+    result = doctest.testmod(answers)
+    assert result.attempted > 0 and result.failed == 0
+
+
 @pytest.mark.parametrize(
     ("reply", "label"),
     [("True", True), ("false.", False), ("صحيح", True), ("خطأ", False), ("الإجابة: صح", True),
-     ("العبارة خاطئة", False), ("نعم", None), ("", None)],
+     ("العبارة خاطئة", False), ("نعم", None), ("", None),
+     # feminine forms, diacritics, tatweel, other inflections: one word each
+     ("العبارة صحيحة", True), ("صَحِيح", True), ("صحيـــحة", True), ("خَطَأ", False), ("خاطئ", False),
+     ("خاطئة.", False), ("الجواب خطأ", False), ("غير صحيح", False), ("This is not true.", False),
+     # an echo of the question's options is no verdict; the final verdict counts, or the one after "answer"
+     ("True or False? False", False), ("صحيح أم خطأ: خطأ", False), ("True/False: True", True),
+     ("It looks true at first, but the statement is false", False), ("The answer is: True. False cases exist", True),
+     ("**False**", False)],
 )  # fmt: skip
 def test_true_false_parsing_reads_english_and_arabic(reply, label):
     assert parse_true_false(reply) is label
@@ -135,9 +151,12 @@ def test_true_false_parsing_reads_english_and_arabic(reply, label):
 
 @pytest.mark.parametrize(
     ("reply", "letter"),
-    [("B", "B"), ("(C)", "C"), ("D. المنسف", "D"), ("  a) x", "A"), ("المنسف", "C"), ("E", None), ("نعم", None)],
-)
-def test_letter_parsing_takes_a_leading_letter_or_one_named_choice(reply, letter):
+    [("B", "B"), ("(C)", "C"), ("D. المنسف", "D"), ("  a) x", "A"), ("المنسف", "C"), ("E", None), ("نعم", None),
+     ("Answer: B", "B"), ("**B**", "B"), ("The answer is B", "B"), ("The answer is **C**. المنسف", "C"),
+     ("الإجابة: D", "D"), ("Option (A)", "A"), ("The answer is a castle", None), ("The answer is E", None),
+     ("المَنْسَف", "C")],
+)  # fmt: skip
+def test_letter_parsing_takes_a_leading_or_announced_letter_or_one_named_choice(reply, letter):
     assert parse_letter(reply, ["A", "B", "C", "D"], ["الكعبة", "القلعة", "المنسف", "العود"]) == letter
 
 

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from arab_mm_tasks.core.spec import IMAGE_PLACEHOLDER, RecordError
+from arab_mm_tasks.pearl.answers import LETTERED, TRUE_FALSE, parse_true_false
 
 MCQ_INSTRUCTION = (
     "For the given Multiple Choice Question, analyze the question and answer strictly from one of the options "
@@ -35,7 +36,7 @@ TF_INSTRUCTION = "The above question is a True/False question. Please provide th
 LONG_INSTRUCTION = "Answer the question in detail in Arabic language."
 BRIEF_INSTRUCTION = "Please provide brief, clear responses in Arabic language."
 
-MULTIPLE_CHOICE, TRUE_FALSE, OPEN_ENDED = "multiple_choice", "true_false", "open_ended"
+MULTIPLE_CHOICE, OPEN_ENDED = "multiple_choice", "open_ended"
 CLOSED_TYPES = (MULTIPLE_CHOICE, TRUE_FALSE)
 # The 11 open-ended types of Table B.1 (L451-L465), by the key `question_type_key` gives them.
 OPEN_TYPES = (
@@ -50,10 +51,7 @@ _ALIASES = {"mcq": MULTIPLE_CHOICE, "multiple_choice_question": MULTIPLE_CHOICE,
             "general_question_and_answer": "general_qa",
             "cause_effect": "cause_and_effect", "role_play": "role_playing"}  # fmt: skip
 
-LETTERED = re.compile(r"^\s*\(?([A-Za-z]|[\u0621-\u064A])\s*[\.\):\-]\s*")
 LATIN_LETTERS = "ABCDEFGHIJ"
-TRUE_WORDS = ("true", "صحيح", "صح", "صواب")
-FALSE_WORDS = ("false", "خطأ", "خطا", "خاطئ", "خاطئة")
 
 
 def question_type_key(value: str) -> str:
@@ -183,43 +181,6 @@ def true_false_label(answer: str, doc: Mapping[str, Any] | None = None) -> bool:
         where = record_name(doc) if doc is not None else "Pearl record"
         raise RecordError(f"{where}: field 'answer' is {answer!r}, not True/False (or صحيح/خطأ)")
     return label
-
-
-# ------------------------------------------------------------------------- judge-free parsing (a deviation)
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[A-Za-z]+|[\u0621-\u064A]+", text.lower())
-
-
-def parse_true_false(text: str) -> bool | None:
-    """True/False from the first True/False word of a reply (English or Arabic صحيح/خطأ), else None."""
-    for word in _words(text):
-        for prefix in ("", "ال", "و"):  # "الصحيح", "وخطأ"
-            stem = word.removeprefix(prefix) if prefix and word.startswith(prefix) else word
-            if stem in TRUE_WORDS:
-                return True
-            if stem in FALSE_WORDS:
-                return False
-    return None
-
-
-def parse_letter(text: str, letters: list[str], choices: list[str]) -> str | None:
-    """The option a reply names: a leading letter (``B``, ``(B)``, ``B.``), else a choice text it contains."""
-    reply = text.strip()
-    match = LETTERED.match(reply) or re.fullmatch(r"\(?([A-Za-z]|[\u0621-\u064A])\)?\.?", reply)
-    if match and match.group(1).upper() in letters:
-        return match.group(1).upper()
-    named = [letter for letter, choice in zip(letters, choices, strict=True) if choice and choice in reply]
-    return named[0] if len(named) == 1 else None
-
-
-def parsed_answer_score(prediction: str, target: str) -> float:
-    """100 when the parsed letter / True-False label matches the gold one, else 0 (unparsable = 0)."""
-    gold = json.loads(target)
-    if gold["route"] == TRUE_FALSE:
-        return 100.0 * (parse_true_false(prediction) == gold["label"])
-    return 100.0 * (parse_letter(prediction, gold["letters"], gold["choices"]) == gold["answer_letter"])
 
 
 def judge_fields(prediction: str, target: str) -> dict[str, str]:

@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from arab_mm_tasks.core.media import load_image, load_images
 from arab_mm_tasks.core.spec import Family, Generation, GenerativeMetric, RecordError, Request, TaskSpec
-from arab_mm_tasks.pearl import prompts
+from arab_mm_tasks.pearl import answers, prompts
 from metric_plugins.judge.prompts.pearl import OVERALL_WEIGHTS, RUBRIC
 
 # The authors' decoding: greedy (temperature 0.0), max_tokens 4048, stop at the chat end tokens
@@ -123,7 +123,7 @@ CLOSED_METRICS = (
     ),
     GenerativeMetric(
         "acc_parsed",
-        prompts.parsed_answer_score,
+        answers.parsed_answer_score,
         by_region=False,
         description="judge-free: parsed letter / True-False (صحيح/خطأ) vs gold, x100 (a deviation)",
     ),

@@ -16,6 +16,7 @@ from typing import Any
 from datasets import Features, Image, List, Value
 
 from arab_mm_tasks.pearl import prompts
+from arab_mm_tasks.pearl.answers import parse_true_false
 from dataset_builders.core.reading import BadRecord
 from dataset_builders.gimmick.source import image_value
 
@@ -118,12 +119,12 @@ def _true_false_answer(record: Mapping[str, Any], rid: str, choices: list[str]) 
     answer = str(_text(record, "answer", rid))
     given = record.get("answer_letter")
     letter = given.strip() if isinstance(given, str) and given.strip() else None
-    if prompts.parse_true_false(answer) is not None:
+    if parse_true_false(answer) is not None:
         return answer, letter
     letters = prompts.choice_letters(choices) if choices else []
     named = _letter(answer, letters)
     label = prompts.choice_text(choices[letters.index(named)]) if named else ""
-    if named is None or prompts.parse_true_false(label) is None:
+    if named is None or parse_true_false(label) is None:
         shown = f" or a letter of True/False choices {choices}" if choices else ""
         raise PearlRecordError(rid, "answer", f"is {answer!r:.80}, not True/False (or صحيح/خطأ){shown}")
     return label, named
