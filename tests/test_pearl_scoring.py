@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from pearl_fixtures import PearlJudgeServer, build_pearl_hub_dir
 
 from arab_mm_tasks.core import judging
 from arab_mm_tasks.core.lazy_image import LazyImage
@@ -16,25 +15,17 @@ from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_
 from arab_mm_tasks.pearl.answers import parse_letter, parse_true_false, parsed_answer_score
 
 
-@pytest.fixture(scope="module")
-def pearl_hub(tmp_path_factory):
-    return build_pearl_hub_dir(tmp_path_factory.mktemp("pearl"))
-
-
-@pytest.fixture()
-def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with PearlJudgeServer() as running:
-        yield running
-    judging.configure({})
-
-
 def _docs(hub, config):
     return list(load_split(DatasetSource.resolve("pearl", str(hub)), config, "test"))
 
 
-def _judge(server, tmp_path, policy):
-    settings = {"model": "judge", "base_url": server.url, "cache_path": str(tmp_path / "judge.sqlite"), "reasks": 0}
+def _judge(pearl_judge, tmp_path, policy):
+    settings = {
+        "model": "judge",
+        "base_url": pearl_judge.url,
+        "cache_path": str(tmp_path / "judge.sqlite"),
+        "reasks": 0,
+    }
     judging.configure({**settings, **({"invalid_policy": policy} if policy else {})})
 
 
@@ -56,13 +47,15 @@ CLOSED_REPLIES = ["<<acc=1>>", "<<acc=0>>", "<<acc=1>>", "<<acc=maybe>>", "<<acc
     ("policy", "acc"),
     [(None, 300 / 6), ("zero", 300 / 6), ("minus_one", 200 / 6), ("exclude", 300 / 5), ("authors", 300 / 6)],
 )  # the authors' score.py scores a reply with no 0/1 in it 0
-def test_closed_accuracy_routes_mcq_and_true_false_and_counts_invalid_replies(pearl_hub, server, tmp_path, policy, acc):
-    docs = _docs(pearl_hub, "pearl_closed")
+def test_closed_accuracy_routes_mcq_and_true_false_and_counts_invalid_replies(
+    pearl_hub_dir, pearl_judge, tmp_path, policy, acc
+):
+    docs = _docs(pearl_hub_dir, "pearl_closed")
     assert [d["question_type"] for d in docs] == ["multiple_choice"] * 4 + ["true_false"] * 2
-    _judge(server, tmp_path, policy)
+    _judge(pearl_judge, tmp_path, policy)
     values = _values("pearl_closed", docs, CLOSED_REPLIES)
     assert _aggregate(values, "acc") == (pytest.approx(acc), 1.0)  # the paper's default: full denominator
-    prompts = [json.loads(r.body)["messages"][0]["content"] for r in server.requests]
+    prompts = [json.loads(r.body)["messages"][0]["content"] for r in pearl_judge.requests]
     assert all(isinstance(c, str) for c in prompts)  # closed-form judge calls are text only
     tasks = [c.split("\n")[1] for c in prompts]
     assert sum(t.startswith(" TASK: Decide if the candidate's choice") for t in tasks) == 4  # MCQ prompt
@@ -88,11 +81,11 @@ OPEN_REPLIES = [
         ("authors", {"correctness": 9 / 4, "detail": 11 / 4, "fluency": 5 / 4, "overall": 8.0 / 4, "cas": 200 / 4}),
     ],
 )
-def test_open_rubric_overall_and_cas_under_each_policy(pearl_hub, server, tmp_path, policy, expected):
+def test_open_rubric_overall_and_cas_under_each_policy(pearl_hub_dir, pearl_judge, tmp_path, policy, expected):
     # undecoded documents, as the harnesses hold them: the judge's images wait as lazy images, not pixels
-    source = DatasetSource.resolve("pearl", str(pearl_hub))
+    source = DatasetSource.resolve("pearl", str(pearl_hub_dir))
     docs = list(without_media_decoding(load_split(source, "pearl_open", "test")))[:4]
-    _judge(server, tmp_path, policy)
+    _judge(pearl_judge, tmp_path, policy)
     values = _values("pearl_open", docs, OPEN_REPLIES)
     kept = [_PENDING_IMAGES[v["cas"]["judge"]["images"]].images for v in values]
     assert all(len(images) == 1 and isinstance(images[0], LazyImage) for images in kept)
@@ -102,7 +95,7 @@ def test_open_rubric_overall_and_cas_under_each_policy(pearl_hub, server, tmp_pa
     assert values[0]["overall"]["score"] == pytest.approx(3.6)
     assert values[1]["overall"]["judge_status"] == "invalid"
     # the rubric and CAS judges see the image first, then the text; one request per item and prompt
-    bodies = [json.loads(r.body) for r in server.requests]
+    bodies = [json.loads(r.body) for r in pearl_judge.requests]
     assert len(bodies) == 8
     for body in bodies:
         parts = body["messages"][0]["content"]
@@ -110,13 +103,13 @@ def test_open_rubric_overall_and_cas_under_each_policy(pearl_hub, server, tmp_pa
     for name in ("coherence", "detail"):  # the last metrics of the samples: their images are released
         _aggregate(values, name)
     assert not _PENDING_IMAGES
-    assert len(server.requests) == 8  # the other rubric dimensions came from the same (cached) judgements
+    assert len(pearl_judge.requests) == 8  # the other rubric dimensions came from the same (cached) judgements
 
 
-def test_no_judge_leaves_scores_unscored_and_holds_no_images(pearl_hub, monkeypatch):
+def test_no_judge_leaves_scores_unscored_and_holds_no_images(pearl_hub_dir, monkeypatch):
     monkeypatch.delenv("ARAB_MM_JUDGE_MODEL", raising=False)
     judging.configure({})
-    values = _values("pearl_open", _docs(pearl_hub, "pearl_open")[:2], ["x", "y"])
+    values = _values("pearl_open", _docs(pearl_hub_dir, "pearl_open")[:2], ["x", "y"])
     score, unscored = _aggregate(values, "overall")
     assert score != score and unscored == 2  # NaN: nothing to average
     for name in ("correctness", "coherence", "detail", "fluency", "cas"):
@@ -160,9 +153,9 @@ def test_letter_parsing_takes_a_leading_or_announced_letter_or_one_named_choice(
     assert parse_letter(reply, ["A", "B", "C", "D"], ["الكعبة", "القلعة", "المنسف", "العود"]) == letter
 
 
-def test_parsed_accuracy_scores_against_the_gold_letter_and_label(pearl_hub):
+def test_parsed_accuracy_scores_against_the_gold_letter_and_label(pearl_hub_dir):
     spec = get_spec("pearl_closed")
-    mcq, tf = _docs(pearl_hub, "pearl_closed")[0], _docs(pearl_hub, "pearl_closed")[4]
+    mcq, tf = _docs(pearl_hub_dir, "pearl_closed")[0], _docs(pearl_hub_dir, "pearl_closed")[4]
     letter, label = mcq["answer_letter"], tf["answer"]
     assert parsed_answer_score(f"{letter}.", spec.target(mcq)) == 100.0
     assert parsed_answer_score("Z", spec.target(mcq)) == 0.0
