@@ -211,7 +211,10 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("judge", help="judge saved generations (lm-eval samples / lighteval details) of judged tasks")
     s.add_argument(
-        "paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, folders, or a released CSV"
+        "paths",
+        nargs="+",
+        help="lm-eval samples_*.jsonl, lighteval details_*.parquet, folders, a released CSV, or an authors' "
+        "generation log (.jsonl)",
     )
     s.add_argument("--judge", help='judge settings, e.g. "model=gpt-4o-2024-11-20,concurrency=32" (docs/judge.md)')
     s.add_argument("--out", required=True, help="folder for the judged copies and results_judged.json")
@@ -219,7 +222,8 @@ def parser() -> argparse.ArgumentParser:
         "--dataset-path",
         action="append",
         metavar="BENCHMARK=DIR",
-        help="the dataset a run evaluated, for judges that look at the images (Pearl's open-ended rubric and CAS)",
+        help="the dataset a run evaluated, for judges that look at the images (Pearl's open-ended rubric and CAS); "
+        "for an authors' generation log (Pearl's), the dataset whose records its rows are matched to",
     )
     s.set_defaults(func=_cmd_judge)
 

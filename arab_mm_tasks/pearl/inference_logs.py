@@ -190,6 +190,7 @@ def _one(
             "running id: which item it is cannot be told"
         )
     task, record = candidates[0]
-    if task in CONFIGS_OF["pearl_x"]:  # one image or several, as the record has them
-        task = CONFIGS_OF["pearl_x"][0] if int(record.get("n_images") or 0) == 1 else CONFIGS_OF["pearl_x"][1]
+    count = record.get("n_images")
+    if task in CONFIGS_OF["pearl_x"] and count:  # one image or several, as the record has them
+        task = CONFIGS_OF["pearl_x"][0] if int(count) == 1 else CONFIGS_OF["pearl_x"][1]
     return task, dict(record)
