@@ -9,7 +9,8 @@ lighteval's ``--save-details`` parquet files:
     arab-mm-tasks breakdown results/ --by topic,country_specific
 
 Each sample counts once in the group of its field values; a missing field is an error naming
-the sample, and a null value is its own group (``None``), never dropped.
+the sample, and a null value is its own group (``None``), never dropped. A task none of whose
+samples has a field (Pearl-X has no domain) is one `absent_keys` finds, for the caller to skip.
 
 Examples:
     >>> samples = [{"doc": {"topic": "Food"}, "acc": 1.0}, {"doc": {"topic": "Food"}, "acc": 0.0},
@@ -60,6 +61,12 @@ def breakdown(samples: Iterable[Mapping[str, Any]], keys: Sequence[str], metric:
         mean = sum(scored) / len(scored) if scored else float("nan")
         rows.append(BreakdownRow(group, len(values), mean, len(values) - len(scored)))
     return rows
+
+
+def absent_keys(samples: Iterable[Mapping[str, Any]], keys: Sequence[str]) -> list[str]:
+    """The `keys` that no sample's ``doc`` has (a task that does not record them at all)."""
+    docs = [sample.get("doc", {}) for sample in samples]
+    return [key for key in keys if not any(key in doc for doc in docs)]
 
 
 def read_samples(paths: Iterable[str | Path]) -> Iterator[tuple[str, dict]]:

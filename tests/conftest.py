@@ -62,6 +62,27 @@ def gimmick_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def pearl_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A local Pearl folder with all six configs, built by the real builder from records in the authors' formats."""
+    from pearl_fixtures import build_pearl_hub_dir
+
+    return build_pearl_hub_dir(tmp_path_factory.mktemp("pearl"))
+
+
+@pytest.fixture()
+def pearl_judge(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A loopback judge answering Pearl's prompts (`pearl_fixtures.pearl_reply`); the run's judge reset after."""
+    from pearl_fixtures import PearlJudgeServer
+
+    from arab_mm_tasks.core import judging
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with PearlJudgeServer() as running:
+        yield running
+    judging.configure({})
+
+
+@pytest.fixture(scope="session")
 def tiny_vlm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 2-layer random-weight LLaVA (CLIP tower + Llama) whose tokenizer was trained on GIMMICK prompts."""
     from arab_mm_tasks.testing.tiny_model import build_tiny_vlm

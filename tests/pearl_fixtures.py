@@ -179,7 +179,7 @@ def pearl_reply(user_text: str) -> str:
         else:
             scores = [str((digest >> (8 * i)) % 6) for i in range(4)]
         return "```json\n" + json.dumps(dict(zip(RUBRIC, map(float, scores), strict=True))) + "\n```"
-    if "culturally specific element" in user_text:
+    if "Cultural Awareness" in user_text:
         return marks.get("cas", str(digest % 2))
     return marks.get("acc", str(digest % 2))
 

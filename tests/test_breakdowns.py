@@ -49,3 +49,36 @@ def test_cli_reads_lm_eval_samples(tmp_path, capsys):
     assert "arabculture_mcq_en_none (2 samples)" in out
     assert "| Food | 2 | 50.0 |" in out
     assert main(["breakdown", str(tmp_path / "nothing-here")]) == 2
+
+
+def _lighteval_details(path, rows):
+    """A lighteval --save-details file as our tasks fill it: breakdown fields in doc.specific, judged values dicts."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist([{"doc": {"specific": doc}, "metric": metric} for doc, metric in rows]), path)
+
+
+def test_pearl_lighteval_details_by_question_type_and_domain_skip_the_task_without_a_domain(tmp_path, capsys):
+    closed = [
+        ({"id": "0", "country": "Egypt", "question_type": "multiple_choice", "category": "Food"}, 100.0),
+        ({"id": "1", "country": "Egypt", "question_type": "true_false", "category": "Food"}, 0.0),
+        ({"id": "2", "country": "Oman", "question_type": "multiple_choice", "category": "Music"}, None),
+    ]
+    _lighteval_details(
+        tmp_path / "details_pearl_closed|0_2026-11-21T00-00-00.parquet",
+        [(doc, {"acc": {"score": score}, "acc_parsed": {"score": 100.0}}) for doc, score in closed],
+    )
+    pearl_x = [({"id": "0", "country": "Qatar", "question_type": "multiple_choice"}, {"acc": {"score": 100.0}})]
+    _lighteval_details(tmp_path / "details_pearl_x_multi|0_2026-11-21T00-00-00.parquet", pearl_x)
+
+    assert main(["breakdown", str(tmp_path), "--by", "category", "--metric", "acc"]) == 0
+    out = capsys.readouterr().out
+    assert "pearl_closed (3 samples)" in out
+    assert "| Food | 2 | 50.00 |" in out and "| Music | 1 | nan | 1 |" in out  # a judgement not made: unscored
+    assert "pearl_x_multi: its samples have no 'category', skipped" in out
+
+    assert main(["breakdown", str(tmp_path), "--by", "question_type", "--metric", "acc"]) == 0
+    out = capsys.readouterr().out
+    assert "| multiple_choice | 2 | 100.00 | 1 |" in out and "| true_false | 1 | 0.00 | 0 |" in out
+    assert "pearl_x_multi (1 samples)" in out and "| multiple_choice | 1 | 100.00 |" in out

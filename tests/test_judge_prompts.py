@@ -29,6 +29,7 @@ PINNED = {
     ("pearl_true_false", 1): "cf01e7041ac9d283b89b19063bca6633a02d8f23ee159390cf87dfe72f873919",
     ("pearl_open_ended", 1): "c73adc358855bc67c9472cb2c039015c1d60b16ed3f4fa9db4d5e1f38dc4c0ce",
     ("pearl_cas", 1): "2f72134b6973803d085857baf5d668738d71ca8b6447c270a758c98f84b5f197",
+    ("pearl_cas", 2): "91b639854077116ce1bf2b60759117099dc5a68adb55f9ebe0cb3f3a6988e51f",
     ("jeem_caption", 1): "56b51997467b7cd8c2de2280c3d798ef8c058e9540c2d6975bf639a9c02dba03",
     ("jeem_caption_msa", 1): "2a8a17d6fc2fc4b5d01b2c874dbafe9daf7da1a019e5398612c015146a4e737c",
     ("jeem_caption_refonly", 1): "24376e1620193d71e774005e08fafd96fee68302252f1feb50000fe5b62cf989",

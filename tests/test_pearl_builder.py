@@ -72,11 +72,13 @@ def test_card_has_the_licence_gate_counts_per_country_and_type(built):
     assert "| pearl_closed | 6 | 4,832 |" in card
 
 
-def test_sizes_are_checked_against_the_paper_and_a_mismatch_is_a_warning(tmp_path):
+def test_sizes_are_checked_against_the_paper_for_a_local_copy_too_and_a_mismatch_is_a_warning(tmp_path):
     pearl = write_release(tmp_path / "src", pearl_records())
-    report = build(tmp_path / "out", pearl=pearl, expect_release_counts=True)
+    report = build(tmp_path / "out", pearl=pearl)
     assert "pearl_closed: 6 rows, but the paper reports 4832" in report.warnings
     assert "pearl_open: 11 rows, but the paper reports 1469" in report.warnings
+    assert report.counts == {"pearl_closed": 6, "pearl_open": 11}  # written all the same
+    assert not build(tmp_path / "subset", pearl=pearl, expect_release_counts=False).warnings
 
 
 def _bad(records, index, **changes):
@@ -154,6 +156,48 @@ def test_publish_is_private_unless_public_is_asked_for_with_a_warning(built, mon
     assert calls[-1]["private"] is False
     assert main(["publish", str(out), "--repo-id", "me/pearl"]) == 0
     assert calls[-1]["private"] is True
+
+
+@pytest.mark.parametrize(
+    ("item", "changes", "answer", "letter"),
+    [
+        (5, {"answer_letter": None, "answer": "الجلابية المصرية"}, "الجلابية المصرية", "C"),  # the choice's text
+        (2, {"answer": "B"}, "False", "B"),  # a letter over ["True", "False"]
+        (3, {"answer": "a", "choices": ["A. صحيح", "B. خطأ"]}, "صحيح", "A"),
+    ],
+)
+def test_an_answer_given_as_a_choice_text_or_a_true_false_letter_is_read(tmp_path, item, changes, answer, letter):
+    records = pearl_x_records()
+    records[item].update(changes)
+    build(tmp_path / "out", pearl_x=write_pearl_x(tmp_path / "x.parquet", records))
+    rows = _rows(tmp_path / "out", "pearl_x_single") + _rows(tmp_path / "out", "pearl_x_multi")
+    (row,) = [r for r in rows if r["id"] == str(item)]
+    assert (row["answer"], row["answer_letter"]) == (answer, letter)
+
+
+def test_a_true_false_letter_that_names_no_true_false_choice_is_named(tmp_path):
+    records = pearl_x_records()
+    records[2].update(answer="C")
+    with pytest.raises(PearlRecordError, match=r"pearl_x row 2: field 'answer' is 'C', not True/False .* choices"):
+        build(tmp_path / "out", pearl_x=write_pearl_x(tmp_path / "x.parquet", records))
+
+
+def test_build_pearl_lite_and_pearl_x_name_their_release(tmp_path, capsys, monkeypatch):
+    lite = write_release(tmp_path / "lite", pearl_records()[::2], "lite.jsonl")
+    assert main(["build", "pearl_lite", "--pearl-lite", str(lite), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "pearl_lite_closed: 3" in out and "pearl_lite_open: 6" in out and "pearl_closed" not in out
+    assert "warning: pearl_lite_open: 6 rows, but the paper reports 302" in out  # a local copy is checked too
+    calls = []
+    monkeypatch.setattr("dataset_builders.pearl.build", lambda out, **sources: calls.append(sources) or "built")
+    assert main(["build", "pearl_x", "--out", str(tmp_path / "x")]) == 0  # from the Hub
+    assert calls[-1] == {"pearl_x": "UBC-NLP/PEARL-X", "on_bad_records": "error"}
+    assert main(["build", "pearl", "--out", str(tmp_path / "all")]) == 0
+    assert sorted(calls[-1]) == ["on_bad_records", "pearl", "pearl_lite", "pearl_x"]
+    assert main(["build", "pearl_xl", "--out", str(tmp_path / "x")]) == 2
+    assert "unknown benchmark 'pearl_xl'; `arab-mm-tasks build` takes: arabculture, gimmick, pearl, pearl_lite, " in (
+        capsys.readouterr().err
+    )
 
 
 def test_the_command_line_builds_a_release(tmp_path, capsys):

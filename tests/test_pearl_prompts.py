@@ -48,8 +48,11 @@ PROMPTS = [
      "Please provide the answer as one word (True or False)"),
     ("pearl_open", OPEN, f"<image>\n{QUESTION}\nPlease provide brief, clear responses in Arabic language."),
     ("pearl_lite_open", LONG, f"<image>\n{QUESTION}\nAnswer the question in detail in Arabic language."),
+    # Pearl-X MCQ: f"{question}\n{choices}\n\n{instruction}"; choices as released, no letters added
     ("pearl_x_multi", X_MULTI, "Image 1: <image>\nImage 2: <image>\nImage 3: <image>\n"
-     f"أي من الصور التالية تُمثِّل الثوب القطري؟\nA. الثوب القطري\nB. الدشداشة العمانية\n{MCQ_INSTRUCTION}"),
+     f"أي من الصور التالية تُمثِّل الثوب القطري؟\nالثوب القطري\nالدشداشة العمانية\n\n{MCQ_INSTRUCTION}"),
+    ("pearl_closed", {**MCQ, "choices": ["الكبسة", "المنسف", "الكسكس"]},
+     f"<image>\n{MCQ_INSTRUCTION}\n{QUESTION}\nالكبسة\nالمنسف\nالكسكس"),
     ("pearl_x_single", X_TF, "Image 1: <image>\nصحيح أم خطأ: جميع الصور تُظهر الثوب."),
 ]  # fmt: skip
 
@@ -90,6 +93,19 @@ def test_the_mcq_judge_message_is_figure_d10_with_the_authors_ground_truth():
     )
 
 
+def test_the_pearl_x_judge_message_has_the_question_as_the_pearl_x_model_saw_it():
+    prompt, text = _judge_text("pearl_x_multi", X_MULTI, "الثوب القطري", "acc")
+    assert prompt == "pearl_multiple_choice"
+    assert text.split(" Question with options:\n")[1] == (
+        f"أي من الصور التالية تُمثِّل الثوب القطري؟\nالثوب القطري\nالدشداشة العمانية\n\n{MCQ_INSTRUCTION}\n"
+        " Gold correct answer:\n"
+        "A. الثوب القطري\n"
+        " Candidate's chosen answer:\n"
+        "الثوب القطري\n"
+        " Reply with 1 or 0 - nothing else."
+    )
+
+
 def test_the_true_false_judge_message_is_figure_d10():
     prompt, text = _judge_text("pearl_closed", TF, "صحيح", "acc")
     assert prompt == "pearl_true_false"
@@ -109,7 +125,7 @@ def test_the_true_false_judge_message_is_figure_d10():
     )
 
 
-def test_the_open_ended_judge_message_is_figure_d10_with_single_braces_and_the_caption():
+def test_the_open_ended_judge_message_is_figure_d10_with_single_braces_the_caption_and_the_model_prompt():
     prompt, text = _judge_text("pearl_open", OPEN, "إنه المنسف.", "overall")
     assert prompt == "pearl_open_ended"
     assert text == (
@@ -127,7 +143,7 @@ def test_the_open_ended_judge_message_is_figure_d10_with_single_braces_and_the_c
         "\n"
         " Image description:\n"
         f"{CAPTION}\n"
-        f" Question: {QUESTION}\n"
+        f" Question: {QUESTION}\nPlease provide brief, clear responses in Arabic language.\n"
         " Gold reference answer:\n"
         f"{ANSWER}\n"
         " Candidate answer:\n"
@@ -136,17 +152,29 @@ def test_the_open_ended_judge_message_is_figure_d10_with_single_braces_and_the_c
     )
 
 
-def test_the_cas_judge_message():
+def test_the_cas_judge_message_is_the_authors_score_py_prompt_as_sent():
+    """`cas_prompt` of eval/score.py (UBC-NLP/pearl@ae6e95d) after `.strip()`: its 8-space indentation kept."""
     prompt, text = _judge_text("pearl_open", OPEN, "إنه المنسف.", "cas")
     assert prompt == "pearl_cas"
+    pad = " " * 8
     assert text == (
-        "You are an impartial multimodal evaluator for Arabic cultural benchmark.\n"
-        "TASK: Decide whether the candidate's Arabic answer **explicitly mentions** at least one culturally "
-        "specific element (e.g. a festival, landmark, artefact, dish, garment, ritual or dialect term) that the "
-        "gold reference answer requires, or that is clearly visible or implied in the attached image. "
-        'Return "1" if it does, otherwise "0".\n'
-        f"Image description:\n{CAPTION}\nQuestion: {QUESTION}\nGold reference answer:\n{ANSWER}\n"
-        "Candidate answer:\nإنه المنسف.\nReply with 1 or 0 - nothing else."
+        "You are checking **Cultural Awareness** for Arabic cultural benchmark item.\n"
+        f"{pad}\n"
+        f'{pad}Return **"1"** if the candidate answer explicitly mentions at least one culturally specific\n'
+        f"{pad}element (e.g., festival, landmark, dialect term) that is central to the gold reference\n"
+        f"{pad}**or clearly visible/implied in the image**.  \n"
+        f'{pad}Return **"0"** otherwise.\n'
+        f"{pad}\n{pad}\n"
+        f"{pad}*Image description:* {CAPTION}\n"
+        f"{pad}\n"
+        f"{pad}### Textual inputs  \n"
+        f"{pad}Gold reference:\n"
+        f"{pad}{ANSWER}\n"
+        f"{pad}\n"
+        f"{pad}Candidate answer:\n"
+        f"{pad}إنه المنسف.\n"
+        f"{pad}\n"
+        f"{pad}Reply with **1** or **0** \u2014 nothing else."
     )
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from arab_mm_tasks.core.benchmark import Benchmark
 from arab_mm_tasks.core.registry import BENCHMARK_PACKAGES
@@ -28,23 +30,27 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build_parser(benchmark: Benchmark) -> argparse.ArgumentParser:
-    """``arab-mm-tasks build <benchmark>``: the options every builder takes, then the benchmark's own."""
+def _build_parser(
+    benchmark: Benchmark, name: str | None = None, defaults: Mapping[str, Any] | None = None
+) -> argparse.ArgumentParser:
+    """``arab-mm-tasks build <benchmark>``: the options every builder takes, then the benchmark's own
+    (`defaults`: the options one of its `Benchmark.build_names` stands for)."""
     p = argparse.ArgumentParser(
-        prog=f"arab-mm-tasks build {benchmark.name}",
+        prog=f"arab-mm-tasks build {name or benchmark.name}",
         description=f"Build the {benchmark.title} Hub-layout dataset folder from the authors' release.",
     )
     p.add_argument("--out", required=True, help="output folder (Hub layout: data/<config>/*.parquet + README.md)")
     p.add_argument("--on-bad-records", choices=["error", "warn", "skip"], default="error")
     benchmark.builder_module().add_arguments(p)
+    p.set_defaults(**(defaults or {}))
     return p
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from arab_mm_tasks.core.registry import get_benchmark
+    from arab_mm_tasks.core.registry import build_target
 
-    benchmark = get_benchmark(args.benchmark)
-    options = _build_parser(benchmark).parse_args(args.options)
+    benchmark, defaults = build_target(args.benchmark)
+    options = _build_parser(benchmark, args.benchmark, defaults).parse_args(args.options)
     print(benchmark.builder_module().build_from_args(options))
     return 0
 
@@ -110,7 +116,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 def _cmd_breakdown(args: argparse.Namespace) -> int:
     from arab_mm_tasks.core.registry import all_specs
-    from metric_plugins.breakdowns import breakdown, format_table, read_samples
+    from metric_plugins.breakdowns import absent_keys, breakdown, format_table, read_samples
 
     # lm-eval runs a variant as its per-country tasks: pool them. lighteval tasks (NAME on all
     # countries, NAME:<country>) are reported as run, so a document is never counted twice.
@@ -122,6 +128,10 @@ def _cmd_breakdown(args: argparse.Namespace) -> int:
     for variant, samples in by_variant.items():
         if not any(args.metric in sample for sample in samples):  # another task of the run (Pearl's closed half)
             print(f"\n{variant}: no metric {args.metric!r}, skipped")
+            continue
+        absent = absent_keys(samples, keys)
+        if absent:  # a task that does not record the field (Pearl-X has no domain)
+            print(f"\n{variant}: its samples have no {', '.join(map(repr, absent))}, skipped")
             continue
         print(f"\n{variant} ({len(samples)} samples)\n")
         generative = any(isinstance(sample.get(args.metric), dict) for sample in samples)  # {"score": ...} values
@@ -209,8 +219,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument(
         "paths",
         nargs="+",
-        help="lm-eval samples_*.jsonl, lighteval details_*.parquet, folders, a released CSV, "
-        "or a build's predictions/<model>.jsonl",
+        help="lm-eval samples_*.jsonl, lighteval details_*.parquet, folders, a released CSV, a build's "
+        "predictions/<model>.jsonl, or an authors' generation log (.jsonl)",
     )
     s.add_argument("--judge", help='judge settings, e.g. "model=gpt-4o-2024-11-20,concurrency=32" (docs/judge.md)')
     s.add_argument("--out", required=True, help="folder for the judged copies and results_judged.json")
@@ -218,7 +228,8 @@ def parser() -> argparse.ArgumentParser:
         "--dataset-path",
         action="append",
         metavar="BENCHMARK=DIR",
-        help="the dataset a run evaluated, for judges that look at the images (Pearl's open-ended rubric and CAS)",
+        help="the dataset a run evaluated, for judges that look at the images (Pearl's open-ended rubric and CAS); "
+        "for an authors' generation log (Pearl's), the dataset whose records its rows are matched to",
     )
     s.set_defaults(func=_cmd_judge)
 
@@ -237,7 +248,11 @@ def parser() -> argparse.ArgumentParser:
         help="build a benchmark's Hub-layout dataset folder from the authors' release "
         "(`arab-mm-tasks build BENCHMARK --help` for its options)",
     )
-    s.add_argument("benchmark", choices=benchmark_names())
+    s.add_argument(
+        "benchmark",
+        metavar="BENCHMARK",
+        help=f"one of {', '.join(benchmark_names())}, or another name its builder takes for one of its releases",
+    )
     s.add_argument("options", nargs=argparse.REMAINDER, help="--out DIR and the benchmark's own options")
     s.set_defaults(func=_cmd_build)
 

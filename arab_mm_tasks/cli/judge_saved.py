@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arab_mm_tasks.core.benchmark import Benchmark
 from arab_mm_tasks.core.judging import apply_judgement, judge_run, set_saved_images
 from arab_mm_tasks.core.registry import all_benchmarks, all_specs
 from arab_mm_tasks.core.scoring import (
@@ -67,15 +68,33 @@ def find_saved(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def read_runs(path: Path) -> list[SavedRun]:
-    """One saved harness file, or the runs of a benchmark's own generation log (Pearl's inference logs)."""
+def read_runs(path: Path, dataset_paths: Mapping[str, str] | None = None) -> list[SavedRun]:
+    """One saved harness file, or the runs of a benchmark's own generation log (Pearl's inference logs),
+    whose rows are matched to their records in the dataset `dataset_paths` names for the benchmark."""
     if _LM_EVAL.match(path.name) or _LIGHTEVAL.match(path.name):
         return [read_saved(path)]
     for benchmark in all_benchmarks().values():
-        logs = benchmark.read_logs(path) if benchmark.read_logs else None
+        records = functools.partial(_dataset_rows, benchmark, dict(dataset_paths or {}), path)
+        logs = benchmark.read_logs(path, records) if benchmark.read_logs else None
         if logs:
             return [_log_run(path, task, rows) for task, rows in logs.items()]
     raise ValueError(f"{path}: not an lm-eval samples file, a lighteval details file or a known generation log")
+
+
+def _dataset_rows(benchmark: Benchmark, dataset_paths: Mapping[str, str], log: Path, task: str) -> list[dict] | None:
+    """A task's rows in the dataset named for `benchmark`, without media; None when it holds no such config."""
+    from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media
+
+    if benchmark.name not in dataset_paths:
+        raise FileNotFoundError(
+            f"{log}: a {benchmark.title} generation log is matched to the records of the dataset it was made on "
+            f"(their ids, release and images): pass --dataset-path {benchmark.name}=DIR"
+        )
+    spec = all_specs()[task]
+    source = DatasetSource.resolve(benchmark.name, dataset_paths[benchmark.name])
+    if source.is_local and not (Path(source.path) / "data" / spec.all_config).is_dir():
+        return None
+    return [dict(row) for row in without_media(load_split(source, spec.all_config, spec.split, benchmark.name))]
 
 
 def _log_run(path: Path, task: str, rows: list[tuple[dict[str, Any], str]]) -> SavedRun:
@@ -196,7 +215,7 @@ def judge_saved(
     set_saved_images(lambda value: images.get(value["judge"].get("images") or ""))
     try:
         for path in find_saved(paths):
-            for run in read_runs(path):
+            for run in read_runs(path, dataset_paths):
                 summaries += _judge_file(run, config, out, results, images, dict(dataset_paths or {}))
     finally:
         set_saved_images(None)
@@ -285,7 +304,8 @@ def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[Any]], datas
 def _sample_id(run: SavedRun, index: int) -> str:
     """How warnings and judgements name a sample: its task and lm-eval doc id (lighteval details: the row)."""
     if run.harness == "log":
-        return f"{run.path.name} id {run.records[index]['doc']['id']}"
+        doc = run.records[index]["doc"]
+        return f"{run.path.name} line {doc.get('log_line')} (id {doc.get('log_id')})"
     doc_id = run.records[index].get("doc_id") if run.harness == "lm-eval" else None
     return f"{run.task} doc {doc_id}" if doc_id is not None else f"{run.task} row {index}"
 

@@ -9,7 +9,7 @@ and the task catalogue all iterate over the declarations.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +17,10 @@ from typing import Any
 
 from arab_mm_tasks.core.reporting import Report
 from arab_mm_tasks.core.spec import Family, TaskSpec
+
+# A benchmark's generation logs (`Benchmark.read_logs`): a task's dataset rows, and the rows read per task.
+LogRecords = Callable[[str], Sequence[Mapping[str, Any]] | None]
+LogRuns = dict[str, list[tuple[dict[str, Any], str]]]
 
 
 @dataclass(frozen=True)
@@ -74,12 +78,16 @@ class Benchmark:
     run_options / configure: the extra ``--metadata`` keys it reads, and the function applying them.
     gated: a built folder is always published gated (its sources are gated).
     example: spec -> (a document to show its prompt on in docs/tasks.md, where that document comes from).
-    read_logs: the authors' own generation logs, for ``arab-mm-tasks judge``: a file ->
-        ``{task: [(document, generation), ...]}``, or None when the file is not one of theirs.
+    read_logs: the authors' own generation logs, for ``arab-mm-tasks judge``: (a file, ``records``) ->
+        ``{task: [(document, generation), ...]}``, or None when the file is not one of theirs;
+        ``records(task)`` gives the rows of a task's config in the dataset the user named (without
+        their media; None when it holds no such config), which each log row is matched to.
     read_predictions: (file, model or None) -> [(document, response)], for benchmarks whose authors
         released generations (`arab-mm-tasks score`); raises `SourceError` for a file it cannot read.
     headline: the tasks and families of the paper's own protocol (`arab-mm-tasks evaluate --suite headline`).
     report: the paper-shaped tables, breakdowns and scorecard column `arab-mm-tasks report` writes.
+    build_names: other names ``arab-mm-tasks build`` takes for this builder, each with the defaults
+        of the builder options it stands for (Pearl: ``pearl_lite`` = ``--release pearl_lite``).
     """
 
     name: str
@@ -93,10 +101,11 @@ class Benchmark:
     configure: Callable[[Mapping[str, Any]], None] | None = None
     gated: bool = False
     example: Callable[[TaskSpec], tuple[Mapping[str, Any], str] | None] | None = None
-    read_logs: Callable[[Path], dict[str, list[tuple[dict[str, Any], str]]] | None] | None = None
+    read_logs: Callable[[Path, LogRecords], LogRuns | None] | None = None
     read_predictions: Callable[[Any, str | None], list[tuple[Mapping[str, Any], str]]] | None = None
     headline: tuple[str, ...] = ()
     report: Report | None = None
+    build_names: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         wrong = [spec.name for spec in self.tasks if spec.benchmark != self.name]

@@ -84,7 +84,9 @@ def judge_run(
     from metric_plugins.judge import JudgeItem, get_prompt
 
     ids = ids if ids is not None else [f"sample {i}" for i in range(len(values))]
-    judge = config.build_judge(get_prompt(prompt_id))
+    prompt = get_prompt(prompt_id)
+    partial = getattr(prompt.reply_format, "partial", None)  # the scores an invalid reply does give, if any
+    judge = config.build_judge(prompt)
     items = [JudgeItem(v["judge"]["fields"], _judge_images(v, i), id=i) for v, i in zip(values, ids, strict=True)]
     run = judge.score_all(items)
     for value, judgement in zip(values, run.judgements, strict=True):
@@ -94,6 +96,8 @@ def judge_run(
             "score": judgement.score if judgement.valid else None,
             "scores": dict(judgement.scores) if judgement.valid and judgement.scores is not None else None,
         }
+        if judgement.status == "invalid" and partial is not None and judgement.raw:
+            value["judge"]["result"]["partial"] = partial(judgement.raw)
         apply_judgement(value, config.invalid_policy)
     _release(values)
     log.info("judge %s: %s; %s", prompt_id, run.summary, run.mean().as_dict())
@@ -106,7 +110,9 @@ def apply_judgement(value: dict[str, Any], run_policy: str | None = None) -> Non
     Valid: the value's ``judge_score`` (one named score of the reply), its ``judge_weights`` (a
     weighted sum of them), or else the prompt's primary score. Failed (no reply): never scored.
     Invalid: left out (``exclude``, the default) or averaged in as 0 / -1 (times the weights'
-    sum), by the run's ``invalid_policy`` (`run_policy`) or else the metric's.
+    sum), by the run's ``invalid_policy`` (`run_policy`) or else the metric's. Under ``authors``
+    the metric's ``authors_invalid`` substitute stands in only for the scores the reply does not
+    give (its ``partial`` ones are kept), as a benchmark's released scorer does.
     """
     from metric_plugins.judge.aggregate import INVALID_VALUES
 
@@ -126,9 +132,16 @@ def apply_judgement(value: dict[str, Any], run_policy: str | None = None) -> Non
         else:
             value["score"] = result["score"]
     elif result["status"] == "invalid":
-        substitute = INVALID_VALUES[run_policy or value.get("invalid_policy", "exclude")]
-        scale = sum(float(weight) for weight in weights.values()) if weights and not value.get("judge_score") else 1
-        value["score"] = None if substitute is None else substitute * scale
+        policy, given = run_policy or value.get("invalid_policy", "exclude"), {}
+        if policy == "authors":  # the benchmark's released scorer: its substitute, the scores the reply gives kept
+            policy = value.get("authors_invalid") or value.get("invalid_policy", "exclude")
+            given = result.get("partial") or {}
+        substitute = INVALID_VALUES[policy]
+        name = value.get("judge_score")
+        parts = {name: 1.0} if name else weights or {"": 1.0}  # "": the primary score, which no partial reply gives
+        value["score"] = (
+            None if substitute is None else sum(float(w) * given.get(n, substitute) for n, w in parts.items())
+        )
     else:
         value["score"] = None
 

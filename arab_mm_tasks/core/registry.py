@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Mapping
 from functools import cache
+from typing import Any
 
 from arab_mm_tasks.core.benchmark import Benchmark
 from arab_mm_tasks.core.spec import Family, TaskSpec
@@ -53,6 +55,17 @@ def get_benchmark(name: str) -> Benchmark:
     if name not in benchmarks:
         raise KeyError(f"unknown benchmark {name!r}; known: {', '.join(benchmarks)}")
     return benchmarks[name]
+
+
+def build_target(name: str) -> tuple[Benchmark, Mapping[str, Any]]:
+    """The benchmark `arab-mm-tasks build NAME` builds, and the builder option defaults NAME stands for."""
+    for benchmark in all_benchmarks().values():
+        if name == benchmark.name:
+            return benchmark, {}
+        if name in benchmark.build_names:
+            return benchmark, benchmark.build_names[name]
+    names = [n for b in all_benchmarks().values() for n in (b.name, *b.build_names)]
+    raise KeyError(f"unknown benchmark {name!r}; `arab-mm-tasks build` takes: {', '.join(names)}")
 
 
 @cache

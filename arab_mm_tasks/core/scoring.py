@@ -137,6 +137,8 @@ def score_prediction(
                 value["judge_weights"] = dict(metric.judge_weights)
             if metric.invalid_policy != "exclude":
                 value["invalid_policy"] = metric.invalid_policy
+            if metric.authors_invalid:
+                value["authors_invalid"] = metric.authors_invalid
         elif metric.batch:
             value["batch"] = {"scorer": metric.batch, "prediction": prediction, "reference": target}
             if metric.batch_images:

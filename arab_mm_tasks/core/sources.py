@@ -325,6 +325,12 @@ def _undecoded(feature: Any) -> Any:
     return feature
 
 
+def without_media(dataset: Any) -> Any:
+    """The dataset without its image and video columns (its ids and text, for lookups that need no pixels)."""
+    media = [name for name, feature in dataset.features.items() if _undecoded(feature) != feature]
+    return dataset.remove_columns(media)
+
+
 def without_media_decoding(dataset: Any) -> Any:
     """The dataset with its images and videos left as ``{"bytes", "path"}`` dicts, for a harness.
 

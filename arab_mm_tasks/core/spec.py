@@ -113,8 +113,10 @@ class GenerativeMetric:
       With ``judge_images`` the judge also sees the sample's images (kept as PNG until judged).
       ``invalid_policy`` says what an invalid judgement counts as: ``"exclude"`` (left out of
       the mean), ``"zero"`` or ``"minus_one"`` (averaged in as 0 / -1, `metric_plugins.judge.aggregate`);
-      a run's judge setting ``invalid_policy=...`` overrides it. Invalid judgements are counted
-      in ``<name>_unscored`` under every policy.
+      a run's judge setting ``invalid_policy=...`` overrides it. ``authors_invalid`` is what the
+      run setting ``invalid_policy=authors`` makes it instead: the benchmark's released scorer's
+      substitute (Pearl: -1 for a rubric dimension, 0 for ACC and CAS), scores an invalid reply does
+      give kept. Invalid judgements are counted in ``<name>_unscored`` under every policy.
 
     `batch` and `corpus` are import paths, not functions, because they travel inside the
     per-sample values the harnesses save and pickle. A batched scorer returns NaN for a sample it
@@ -141,6 +143,7 @@ class GenerativeMetric:
     judge_weights: Mapping[str, float] | None = None
     judge_images: bool = False
     invalid_policy: Literal["exclude", "zero", "minus_one"] = "exclude"
+    authors_invalid: Literal["exclude", "zero", "minus_one"] | None = None
 
     def names(self, regions: tuple[str, ...]) -> list[str]:
         """The names a harness reports it under: overall, per region, and a judged metric's unscored count."""
@@ -157,15 +160,19 @@ class GenerativeMetric:
             )
         if self.batch_images and self.batch is None:
             raise ValueError(f"metric {self.name}: `batch_images` needs a `batch` scorer")
-        judge_only = (self.judge_route, self.judge_score, self.judge_weights, self.judge_images or None)
+        judge_only = (
+            self.judge_route, self.judge_score, self.judge_weights, self.judge_images or None, self.authors_invalid
+        )  # fmt: skip
         if self.judge_prompt is None and any(option is not None for option in judge_only):
             raise ValueError(
-                f"metric {self.name}: `judge_route`, `judge_score`, `judge_weights` and `judge_images` need a judge"
+                f"metric {self.name}: `judge_route`, `judge_score`, `judge_weights`, `judge_images` and "
+                "`authors_invalid` need a judge"
             )
         if self.judge_score is not None and self.judge_weights is not None:
             raise ValueError(f"metric {self.name}: give `judge_score` or `judge_weights`, not both")
-        if self.invalid_policy not in ("exclude", "zero", "minus_one"):
-            raise ValueError(f"metric {self.name}: unknown invalid_policy {self.invalid_policy!r}")
+        for policy in (self.invalid_policy, self.authors_invalid or "exclude"):
+            if policy not in ("exclude", "zero", "minus_one"):
+                raise ValueError(f"metric {self.name}: unknown invalid policy {policy!r}")
         for path in (self.batch, self.corpus):
             if path is not None and not re.fullmatch(r"[\w.]+:\w+", path):
                 raise ValueError(f"metric {self.name}: {path!r} is not a 'module:function' path")

@@ -9,16 +9,11 @@ from __future__ import annotations
 from arab_mm_tasks.core.benchmark import Benchmark, Release, ReleasePart
 from arab_mm_tasks.pearl.examples import example
 from arab_mm_tasks.pearl.inference_logs import read_log
+from arab_mm_tasks.pearl.releases import CONFIGS_OF, RELEASES
 from arab_mm_tasks.pearl.report import REPORT
 from arab_mm_tasks.pearl.tasks import FAMILIES, TASKS
 
-# The authors' Hub datasets (gated); the run scripts' ids are accepted by the builder as aliases.
-RELEASES = {"pearl": "UBC-NLP/PEARL", "pearl_lite": "UBC-NLP/PEARL-LITE", "pearl_x": "UBC-NLP/PEARL-X"}
-CONFIGS_OF = {
-    "pearl": ("pearl_closed", "pearl_open"),
-    "pearl_lite": ("pearl_lite_closed", "pearl_lite_open"),
-    "pearl_x": ("pearl_x_single", "pearl_x_multi"),
-}
+__all__ = ["BENCHMARK", "CONFIGS_OF", "RELEASES"]
 
 BENCHMARK = Benchmark(
     name="pearl",
@@ -36,4 +31,6 @@ BENCHMARK = Benchmark(
     example=example,
     headline=("pearl", "pearl_x"),
     report=REPORT,
+    # `arab-mm-tasks build pearl_lite` / `build pearl_x`: that release only (`build pearl`: all three)
+    build_names={name: {"release": [name]} for name in RELEASES if name != "pearl"},
 )

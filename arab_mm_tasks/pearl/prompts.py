@@ -4,15 +4,18 @@ The paper prints no prompt for the evaluated model (L133); these are the authors
 scripts build them (`eval/generate_pearl.py`, `eval/generate_pearl_x.py` in UBC-NLP/pearl@ae6e95d,
 specs/pearl.md section 7): one user turn, the image first, then the text.
 
-- multiple choice: the instruction, the question, the choices one per line;
-- True/False: the question, then the one-word True/False instruction;
+- multiple choice: ``f"{instruction}\n{question}\n{choices}"``, the choices as released, one per line
+  (``"\n".join(choices)``: no letters are added to choices that carry none);
+- True/False: ``f"{question}\n{instruction}"`` with the one-word True/False instruction;
 - ``long_answer``: the question, then "Answer the question in detail in Arabic language.";
 - every other (open-ended) type: the question, then "Please provide brief, clear responses in Arabic language.";
-- Pearl-X: each image preceded by ``Image {i}: `` and followed by a newline; multiple choice puts
-  its instruction after the choices, True/False questions go bare.
+- Pearl-X: each image preceded by ``Image {i}: `` and followed by a newline; multiple choice is
+  ``f"{question}\n{choices}\n\n{instruction}"`` (a blank line before the instruction), True/False
+  questions go bare.
 
-Parts are joined by one newline (the scripts' exact joining is not quoted in the spec; see
-docs/fidelity.md).
+The judges' ``{question}`` is that text as well, for open-ended items too: the authors' ``score.py``
+formats every row's question with the generation prompt's code before filling it in
+(docs/fidelity.md).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from arab_mm_tasks.core.spec import IMAGE_PLACEHOLDER, RecordError
+from arab_mm_tasks.pearl.answers import LETTERED, TRUE_FALSE, parse_true_false
 
 MCQ_INSTRUCTION = (
     "For the given Multiple Choice Question, analyze the question and answer strictly from one of the options "
@@ -32,7 +36,7 @@ TF_INSTRUCTION = "The above question is a True/False question. Please provide th
 LONG_INSTRUCTION = "Answer the question in detail in Arabic language."
 BRIEF_INSTRUCTION = "Please provide brief, clear responses in Arabic language."
 
-MULTIPLE_CHOICE, TRUE_FALSE, OPEN_ENDED = "multiple_choice", "true_false", "open_ended"
+MULTIPLE_CHOICE, OPEN_ENDED = "multiple_choice", "open_ended"
 CLOSED_TYPES = (MULTIPLE_CHOICE, TRUE_FALSE)
 # The 11 open-ended types of Table B.1 (L451-L465), by the key `question_type_key` gives them.
 OPEN_TYPES = (
@@ -47,10 +51,7 @@ _ALIASES = {"mcq": MULTIPLE_CHOICE, "multiple_choice_question": MULTIPLE_CHOICE,
             "general_question_and_answer": "general_qa",
             "cause_effect": "cause_and_effect", "role_play": "role_playing"}  # fmt: skip
 
-LETTERED = re.compile(r"^\s*\(?([A-Za-z]|[\u0621-\u064A])\s*[\.\):\-]\s*")
 LATIN_LETTERS = "ABCDEFGHIJ"
-TRUE_WORDS = ("true", "صحيح", "صح", "صواب")
-FALSE_WORDS = ("false", "خطأ", "خطا", "خاطئ", "خاطئة")
 
 
 def question_type_key(value: str) -> str:
@@ -89,13 +90,6 @@ def choice_letters(choices: list[str]) -> list[str]:
     return list(LATIN_LETTERS[: len(choices)])
 
 
-def shown_choices(choices: list[str]) -> list[str]:
-    """The choice lines the model sees: as released when they carry letters, else ``"A. text"``."""
-    if all(LETTERED.match(choice) for choice in choices):
-        return list(choices)
-    return [f"{letter}. {choice}" for letter, choice in zip(LATIN_LETTERS, choices, strict=False)]
-
-
 def choice_text(choice: str) -> str:
     """A choice without its letter prefix."""
     return LETTERED.sub("", choice, count=1).strip()
@@ -107,10 +101,10 @@ def closed_text(doc: Mapping[str, Any], *, pearl_x: bool) -> str:
     kind = route(str(field(doc, "question_type")))
     if kind == TRUE_FALSE:
         return question if pearl_x else f"{question}\n{TF_INSTRUCTION}"
-    lines = shown_choices(list(field(doc, "choices")))
+    choices = "\n".join(field(doc, "choices"))  # as released, like the scripts' "\n".join(choices)
     if pearl_x:
-        return "\n".join([question, *lines, MCQ_INSTRUCTION])
-    return "\n".join([MCQ_INSTRUCTION, question, *lines])
+        return f"{question}\n{choices}\n\n{MCQ_INSTRUCTION}"
+    return f"{MCQ_INSTRUCTION}\n{question}\n{choices}"
 
 
 def open_text(doc: Mapping[str, Any]) -> str:
@@ -166,10 +160,14 @@ def closed_target(doc: Mapping[str, Any], *, pearl_x: bool) -> str:
 
 
 def open_target(doc: Mapping[str, Any]) -> str:
-    """An open item's target: gold answer, question and augmented caption (the judge's image description)."""
+    """An open item's target: gold answer, question and augmented caption (the judge's image description).
+
+    ``question`` is the text the model saw, its instruction included, as the authors' scorer fills
+    the rubric prompt's ``Question:`` (it formats every row with the generation prompt's code).
+    """
     target = {
         "route": OPEN_ENDED,
-        "question": str(field(doc, "question")),
+        "question": open_text(doc),
         "ground_truth": str(field(doc, "answer")),
         "image_description": str(field(doc, "augmented_caption")),
     }
@@ -183,43 +181,6 @@ def true_false_label(answer: str, doc: Mapping[str, Any] | None = None) -> bool:
         where = record_name(doc) if doc is not None else "Pearl record"
         raise RecordError(f"{where}: field 'answer' is {answer!r}, not True/False (or صحيح/خطأ)")
     return label
-
-
-# ------------------------------------------------------------------------- judge-free parsing (a deviation)
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[A-Za-z]+|[\u0621-\u064A]+", text.lower())
-
-
-def parse_true_false(text: str) -> bool | None:
-    """True/False from the first True/False word of a reply (English or Arabic صحيح/خطأ), else None."""
-    for word in _words(text):
-        for prefix in ("", "ال", "و"):  # "الصحيح", "وخطأ"
-            stem = word.removeprefix(prefix) if prefix and word.startswith(prefix) else word
-            if stem in TRUE_WORDS:
-                return True
-            if stem in FALSE_WORDS:
-                return False
-    return None
-
-
-def parse_letter(text: str, letters: list[str], choices: list[str]) -> str | None:
-    """The option a reply names: a leading letter (``B``, ``(B)``, ``B.``), else a choice text it contains."""
-    reply = text.strip()
-    match = LETTERED.match(reply) or re.fullmatch(r"\(?([A-Za-z]|[\u0621-\u064A])\)?\.?", reply)
-    if match and match.group(1).upper() in letters:
-        return match.group(1).upper()
-    named = [letter for letter, choice in zip(letters, choices, strict=True) if choice and choice in reply]
-    return named[0] if len(named) == 1 else None
-
-
-def parsed_answer_score(prediction: str, target: str) -> float:
-    """100 when the parsed letter / True-False label matches the gold one, else 0 (unparsable = 0)."""
-    gold = json.loads(target)
-    if gold["route"] == TRUE_FALSE:
-        return 100.0 * (parse_true_false(prediction) == gold["label"])
-    return 100.0 * (parse_letter(prediction, gold["letters"], gold["choices"]) == gold["answer_letter"])
 
 
 def judge_fields(prediction: str, target: str) -> dict[str, str]:

@@ -26,7 +26,8 @@ Groups: ``pearl``, ``pearl_lite`` (both halves) and ``pearl_x`` (accuracy over a
 
 Judged values are x100 for ACC and CAS (percent, as the paper's tables), raw 0-5 for the rubric.
 An invalid judgement counts 0 by default (the paper's full denominators, specs/pearl.md 3.6);
-judge setting ``invalid_policy=minus_one`` reproduces the authors' scorer, ``exclude`` leaves it out.
+judge setting ``invalid_policy=authors`` counts it as the authors' ``score.py`` does (-1 for each
+rubric dimension the reply does not give, 0 for ACC and CAS), ``exclude`` leaves it out.
 Per country, question type and domain: ``arab-mm-tasks breakdown`` on the saved samples.
 """
 
@@ -37,7 +38,7 @@ from typing import Any, Literal
 
 from arab_mm_tasks.core.media import load_image, load_images
 from arab_mm_tasks.core.spec import Family, Generation, GenerativeMetric, RecordError, Request, TaskSpec
-from arab_mm_tasks.pearl import prompts
+from arab_mm_tasks.pearl import answers, prompts
 from metric_plugins.judge.prompts.pearl import OVERALL_WEIGHTS, RUBRIC
 
 # The authors' decoding: greedy (temperature 0.0), max_tokens 4048, stop at the chat end tokens
@@ -45,9 +46,16 @@ from metric_plugins.judge.prompts.pearl import OVERALL_WEIGHTS, RUBRIC
 # repetition_penalty 1.1 is a model setting (docs/fidelity.md).
 GENERATION = Generation(max_new_tokens=4048, until=("<|im_end|>", "<end_of_turn>"))
 BREAKDOWN_KEYS = ("country", "question_type", "category")
+# 2: choices shown as released, Pearl-X's blank line before its MCQ instruction, the open-ended
+# judge's question with its instruction, the authors' CAS prompt.
+VERSION = 2
 PEARL_X_IMAGES = 6  # columns image1 .. image6
 InvalidPolicy = Literal["exclude", "zero", "minus_one"]
 INVALID_POLICY: InvalidPolicy = "zero"  # every reported percentage is k / (full subset size), L125-L127
+# `invalid_policy=authors`: eval/score.py@ae6e95d scores an unparsable 0/1 reply 0 (ACC, CAS) and a
+# rubric dimension missing from the reply's JSON -1 (all four when no JSON parses), averaged in.
+AUTHORS_BINARY: InvalidPolicy = "zero"
+AUTHORS_RUBRIC: InvalidPolicy = "minus_one"
 
 
 # ------------------------------------------------------------------------------------- requests
@@ -111,10 +119,11 @@ CLOSED_METRICS = (
         judge_route=prompts.judge_route,
         judge_weights={"score": 100.0},
         invalid_policy=INVALID_POLICY,
+        authors_invalid=AUTHORS_BINARY,
     ),
     GenerativeMetric(
         "acc_parsed",
-        prompts.parsed_answer_score,
+        answers.parsed_answer_score,
         by_region=False,
         description="judge-free: parsed letter / True-False (صحيح/خطأ) vs gold, x100 (a deviation)",
     ),
@@ -131,6 +140,7 @@ def _rubric(name: str, weights: Mapping[str, float], description: str) -> Genera
         judge_weights=weights,
         judge_images=True,
         invalid_policy=INVALID_POLICY,
+        authors_invalid=AUTHORS_RUBRIC,
     )
 
 
@@ -146,6 +156,7 @@ OPEN_METRICS = (
         judge_weights={"score": 100.0},
         judge_images=True,
         invalid_policy=INVALID_POLICY,
+        authors_invalid=AUTHORS_BINARY,
     ),
 )
 
@@ -174,6 +185,7 @@ def _spec(
         target=target,
         generative_metrics=metrics,
         breakdown_keys=BREAKDOWN_KEYS,
+        version=VERSION,
     )
 
 

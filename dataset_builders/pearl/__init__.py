@@ -1,7 +1,8 @@
 """Pearl's builder: the authors' releases (``UBC-NLP/PEARL``, ``-LITE``, ``-X``) -> the Hub-layout dataset.
 
 The interface every benchmark's builder package offers (`arab_mm_tasks.core.benchmark.Benchmark`):
-``add_arguments`` / ``build_from_args`` for ``arab-mm-tasks build pearl``, ``build_release`` for a
+``add_arguments`` / ``build_from_args`` for ``arab-mm-tasks build pearl`` (and ``build pearl_lite`` /
+``build pearl_x``, which stand for ``--release pearl_lite`` / ``pearl_x``), ``build_release`` for a
 first use, and ``publish`` (private unless ``public=True``: the licence forbids derivatives).
 """
 
@@ -26,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--release",
         action="append",
         choices=sorted(RELEASES),
-        help="build this release from its Hub id (repeatable; default without sources: all three)",
+        help="build this release (from its Hub id unless its source is given; repeatable; default without sources: "
+        "all three; `arab-mm-tasks build pearl_lite` / `build pearl_x` stand for --release pearl_lite / pearl_x)",
     )
 
 

@@ -9,7 +9,8 @@ Each release is split by what its items are scored with, one config per task:
 ``pearl_closed`` / ``pearl_open``, ``pearl_lite_closed`` / ``pearl_lite_open`` (MCQ and True/False
 vs the 11 open-ended types) and ``pearl_x_single`` / ``pearl_x_multi`` (one image vs several).
 Every record is checked (`dataset_builders.pearl.records`), images are embedded as released, and
-sizes are compared with the paper's (a mismatch is a warning in the report, not an error).
+sizes are compared with the paper's, for local copies too (a mismatch is a warning in the report, not
+an error).
 
     from dataset_builders import pearl
     report = pearl.build("out/pearl", pearl="UBC-NLP/PEARL", pearl_x="/data/pearl-x.parquet")
@@ -72,15 +73,16 @@ def build(
     pearl_lite: str | os.PathLike[str] | None = None,
     pearl_x: str | os.PathLike[str] | None = None,
     on_bad_records: OnBadRecords = "error",
-    expect_release_counts: bool | None = None,
+    expect_release_counts: bool = True,
 ) -> reading.BuildReport:
     """Read, check and write the Hub folder (split ``test``) for each release given.
 
     Each source is a Hub id (``id@revision``), a ``save_to_disk`` folder, a parquet file or folder,
     or a ``.jsonl`` whose images are paths relative to it (or ``{"bytes", "path"}``).
     ``on_bad_records``: ``"error"`` raises on the first bad record (nothing is written);
-    ``"warn"``/``"skip"`` leave it out and list it. ``expect_release_counts``: report configs whose
-    size differs from the paper's; by default only for releases read from the Hub.
+    ``"warn"``/``"skip"`` leave it out and list it. ``expect_release_counts``: report (as a warning,
+    not an error) each config whose size differs from the paper's, for local copies as for Hub
+    reads; False for a deliberate subset.
     """
     if on_bad_records not in ("error", "warn", "skip"):
         raise ValueError(f"on_bad_records must be 'error', 'warn' or 'skip', not {on_bad_records!r}")
@@ -107,8 +109,8 @@ def build(
         if not report.counts:
             first = f"; the first: {report.skipped[0].record}: {report.skipped[0].reason}" if report.skipped else ""
             raise reading.SourceError(f"{report.source}: no Pearl rows to write ({report.rows_skipped} skipped{first})")
-        expected = [c for n, s in sources.items() for c in CONFIGS_OF[n] if expect_release_counts or s.is_hub]
-        report.warnings += check_counts(report.counts, [] if expect_release_counts is False else expected)
+        expected = [c for name in sources for c in CONFIGS_OF[name]] if expect_release_counts else []
+        report.warnings += check_counts(report.counts, expected)
         report.warnings += [f"{c}: no rows, not written" for c in features if c not in report.counts]
         report.warnings += [f"{len(report.skipped)} bad records skipped (listed above)"] if report.skipped else []
         written = {c: features[c] for c in report.counts}

@@ -16,6 +16,7 @@ from typing import Any
 from datasets import Features, Image, List, Value
 
 from arab_mm_tasks.pearl import prompts
+from arab_mm_tasks.pearl.answers import parse_true_false
 from dataset_builders.core.reading import BadRecord
 from dataset_builders.gimmick.source import image_value
 
@@ -106,19 +107,46 @@ def question_route(record: Mapping[str, Any], rid: str) -> str:
         raise PearlRecordError(rid, "question_type", f"is {kind!r}, not a Pearl question type ({known})") from None
 
 
+def _letter(value: str | None, letters: list[str]) -> str | None:
+    """`value` as one of `letters` (``"b"``, ``"B."``), else None."""
+    key = value.strip().rstrip(".").upper() if isinstance(value, str) else None
+    return key if key in letters else None
+
+
+def _true_false_answer(record: Mapping[str, Any], rid: str, choices: list[str]) -> tuple[str, str | None]:
+    """(answer, answer_letter) of a True/False item: a True/False label (صحيح/خطأ), or a letter naming a
+    True/False choice (``"A"`` over ``["True", "False"]``), whose text becomes the answer."""
+    answer = str(_text(record, "answer", rid))
+    given = record.get("answer_letter")
+    letter = given.strip() if isinstance(given, str) and given.strip() else None
+    if parse_true_false(answer) is not None:
+        return answer, letter
+    letters = prompts.choice_letters(choices) if choices else []
+    named = _letter(answer, letters)
+    label = prompts.choice_text(choices[letters.index(named)]) if named else ""
+    if named is None or parse_true_false(label) is None:
+        shown = f" or a letter of True/False choices {choices}" if choices else ""
+        raise PearlRecordError(rid, "answer", f"is {answer!r:.80}, not True/False (or صحيح/خطأ){shown}")
+    return label, named
+
+
 def _closed_answer(record: Mapping[str, Any], rid: str, kind: str, choices: list[str]) -> tuple[str, str | None]:
-    """(answer, answer_letter) of a closed item, checked: the letter among the choices, or a True/False label."""
+    """(answer, answer_letter) of a closed item, checked: the letter among the choices, or a True/False label.
+
+    An MCQ answer may come as its letter (Pearl-X's generator writes ``"Answer": "A"``, Figure D.9)
+    or as the text of one choice, with no ``answer_letter``: the letter is read from it.
+    """
     if kind == prompts.TRUE_FALSE:
-        answer = str(_text(record, "answer", rid))
-        if prompts.parse_true_false(answer) is None:
-            raise PearlRecordError(rid, "answer", f"is {answer!r:.80}, not True/False (or صحيح/خطأ)")
-        letter = record.get("answer_letter")
-        return answer, letter if isinstance(letter, str) and letter.strip() else None
+        return _true_false_answer(record, rid, choices)
     letters = prompts.choice_letters(choices)
     letter = _text(record, "answer_letter", rid, optional=True) if "answer_letter" in record else None
     answer = _text(record, "answer", rid, optional=letter is not None) if "answer" in record else None
-    if letter is None and answer is not None and answer.strip().rstrip(".").upper() in letters:
+    if letter is None and answer is not None and _letter(answer, letters):
         letter = answer.strip().rstrip(".")  # Pearl-X's generator writes the letter as the answer (Figure D.9)
+    if letter is None and answer is not None:  # the answer is one choice's text
+        texts = [" ".join(prompts.choice_text(choice).split()) for choice in choices]
+        wanted = " ".join(prompts.choice_text(answer).split())
+        letter = letters[texts.index(wanted)] if texts.count(wanted) == 1 else None
     if letter is None:
         raise PearlRecordError(rid, "answer_letter", "is missing; a multiple-choice item needs its answer letter")
     if letter.strip().rstrip(".").upper() not in letters:

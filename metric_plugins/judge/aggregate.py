@@ -8,9 +8,12 @@ Invalid replies (the judge answered, the answer never parsed) follow a named pol
 - ``"exclude"`` (default): left out of the mean; the mean is over valid judgements only.
 - ``"zero"``: averaged in as 0 (a denominator of all judged items, e.g. Pearl's binary metrics,
   whose reported percentages are fractions of the full subset).
-- ``"minus_one"``: averaged in as -1. Compatibility with Pearl's released scorer, which sets
-  each rubric dimension of an unparseable reply to -1 and averages it in; use it only to
-  reproduce the authors' numbers.
+- ``"minus_one"``: averaged in as -1 (times the metric's weights), every invalid judgement alike.
+- ``"authors"`` (a run setting for harness metrics, not for `mean_score`): each metric's own
+  compatibility substitute, as its benchmark's released scorer makes it
+  (``GenerativeMetric.authors_invalid``); scores an invalid reply does give (`JsonScores.partial`)
+  are kept. Pearl's scorer: -1 for each rubric dimension the reply does not give, 0 for its
+  binary ACC and CAS judgements. Use it only to reproduce the authors' numbers.
 
 Failed requests (no reply at all) are never averaged in, under any policy: they are not
 judgements. They are counted, and a re-run asks for them again.
@@ -36,6 +39,8 @@ from metric_plugins.judge.schema import Judgement
 
 InvalidPolicy = Literal["exclude", "zero", "minus_one"]
 INVALID_VALUES: dict[str, float | None] = {"exclude": None, "zero": 0.0, "minus_one": -1.0}
+# What a run may set: the policies above, or each metric's authors' substitute (``authors``).
+RUN_POLICIES = (*INVALID_VALUES, "authors")
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from metric_plugins.judge.aggregate import RUN_POLICIES
 from metric_plugins.judge.backends.base import JudgeBackend
 from metric_plugins.judge.backends.openai_chat import public_url
 from metric_plugins.judge.cache import JudgeCache
@@ -49,7 +50,7 @@ class JudgeConfig:
         temperature, max_tokens, top_p, seed: sampling (`Sampling`).
         device: torch device for ``transformers``.
         invalid_policy: what an invalid judgement counts as in a harness metric (``exclude``,
-            ``zero``, ``minus_one``; `metric_plugins.judge.aggregate`); None: the metric's own default.
+            ``zero``, ``minus_one``, ``authors``; `metric_plugins.judge.aggregate`); None: the metric's own default.
     """
 
     backend: str = "openai"
@@ -71,8 +72,8 @@ class JudgeConfig:
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"judge backend must be one of {BACKENDS}, got {self.backend!r}")
-        if self.invalid_policy not in (None, "exclude", "zero", "minus_one"):
-            raise ValueError(f"invalid_policy must be exclude, zero or minus_one, got {self.invalid_policy!r}")
+        if self.invalid_policy is not None and self.invalid_policy not in RUN_POLICIES:
+            raise ValueError(f"invalid_policy must be one of {', '.join(RUN_POLICIES)}, got {self.invalid_policy!r}")
 
     @classmethod
     def from_args(cls, args: str | Mapping[str, Any] | None = None) -> JudgeConfig:

@@ -131,6 +131,23 @@ class JsonScores:
             scores[name] = float(value)
         return Parsed(scores)
 
+    def partial(self, text: str) -> dict[str, float]:
+        """The named numbers a reply's JSON object does hold, in any range (an invalid reply's, for a
+        compatibility policy that keeps them: `metric_plugins.judge.aggregate`); {} when no object parses.
+
+        >>> JsonScores(("correctness", "fluency"), low=0, high=5).partial('{"correctness": 4, "fluency": "good"}')
+        {'correctness': 4.0}
+        """
+        start, end = text.find("{"), text.rfind("}")
+        try:
+            data = json.loads(text[start : end + 1]) if 0 <= start < end else None
+        except json.JSONDecodeError:
+            data = None
+        if not isinstance(data, dict):
+            return {}
+        numbers = {name: data.get(name) for name in self.names}
+        return {k: float(v) for k, v in numbers.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
     def spec(self) -> dict[str, Any]:
         return {"format": "json_scores", **asdict(self), "names": list(self.names)}
 

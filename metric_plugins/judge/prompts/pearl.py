@@ -7,9 +7,12 @@ Judge: InternVL3.5-38B (L139); decoding not specified, so the default `Sampling`
   verbatim from the paper's text, leading spaces and line breaks included; the doubled braces
   ``{{ }}`` of the rubric's JSON schema (Python ``str.format`` escaping) are printed as single
   braces. Kept as data files next to this module.
-- ``pearl_cas``: the paper defines the Cultural Awareness Score (L148) but prints no prompt for it.
-  This wording is ours, in the layout of the rubric prompt, built from the paper's definition and
-  the authors' description of their scorer (docs/fidelity.md).
+- ``pearl_cas`` (version 2): the paper defines the Cultural Awareness Score (L148) but prints no
+  prompt for it, and sends readers to its repository for the evaluation prompts (L819). This is
+  the authors' CAS prompt, verbatim as their scorer sends it: ``cas_prompt`` in
+  ``prepare_score_prompt`` of ``eval/score.py`` at UBC-NLP/pearl@ae6e95d, the f-string after its
+  ``.strip()`` (the source's 8-space indentation and trailing spaces included). It has no
+  ``{question}``. Version 1 was a wording of ours (docs/fidelity.md).
 
 Closed-form prompts are text only (they have no image placeholder; the authors' scorer sends no
 image). The rubric and CAS prompts see the image (first) and the augmented caption as the
@@ -45,11 +48,14 @@ PEARL_OPEN_ENDED = _prompt(
     ("image_description", *FIELDS),
     f"{SOURCE} (open-ended)",
 )
-PEARL_CAS = _prompt(
-    "pearl_cas",
-    BinaryDigit(),
-    ("image_description", *FIELDS),
-    "ours: CAS definition L148 (Burda-Lassen et al. 2025) and the authors' eval/score.py as described",
+PEARL_CAS = JudgePrompt(
+    id="pearl_cas",
+    version=2,
+    system=None,
+    user_template=read_text("pearl_cas.txt"),
+    reply_format=BinaryDigit(),
+    fields=("image_description", "ground_truth", "predicted_answer"),
+    source="UBC-NLP/pearl@ae6e95d eval/score.py, prepare_score_prompt: cas_prompt (verbatim, as sent after .strip())",
 )
 
 PEARL_PROMPTS = (PEARL_MULTIPLE_CHOICE, PEARL_TRUE_FALSE, PEARL_OPEN_ENDED, PEARL_CAS)
