@@ -23,6 +23,7 @@ lm-eval writes into its results files (docs/security.md).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import sys
@@ -171,9 +172,8 @@ def run_suite(
         print(f"{stage}: running ({', '.join(item.tasks)})", flush=True)
         started = time.monotonic()
         try:
-            saved = _evaluate_entry(lm, model, model_args, item, output_path, metadata or {}, limit, device,
-                                    batch_size, apply_chat_template, gen_kwargs, use_cache)  # fmt: skip
-        except _DATA_ERRORS() as error:
+            saved = _evaluate_entry(lm, item, settings, output_path, metadata or {}, device, batch_size, use_cache)
+        except _data_errors() as error:
             outcome[item.name] = "failed: " + " ".join(str(error).splitlines())
             print(f"{stage}: {outcome[item.name]}", flush=True)
             continue
@@ -182,7 +182,8 @@ def run_suite(
     return outcome
 
 
-def _DATA_ERRORS() -> tuple[type[BaseException], ...]:
+def _data_errors() -> tuple[type[BaseException], ...]:
+    """The errors that stop one entry and not the suite: data that cannot be had or read."""
     from arab_mm_tasks.core.sources import DataSourceError
     from arab_mm_tasks.core.spec import RecordError, SourceError
     from dataset_builders.core.release import ReleaseUnavailable
@@ -198,18 +199,15 @@ def _load_model(model: str, model_args: str, device: str | None, batch_size: str
 
 def _evaluate_entry(
     lm: Any,
-    model: str,
-    model_args: str,
     item: Entry,
+    settings: RunSettings,
     output_path: Path,
     metadata: dict[str, Any],
-    limit: float | None,
     device: str | None,
     batch_size: str | int,
-    apply_chat_template: bool,
-    gen_kwargs: str | None,
     use_cache: bool,
 ) -> Path:
+    """One lm-eval run of `item`, saved as the lm_eval command line saves it; returns the results file."""
     from lm_eval import simple_evaluate
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.utils import make_table
@@ -218,24 +216,25 @@ def _evaluate_entry(
 
     _report_cache_hits()
     tracker = EvaluationTracker(output_path=str(output_path))
-    cache = output_path / ".cache" / "".join(ch if ch.isalnum() else "_" for ch in f"{model}_{model_args}")
+    # named by a digest: model arguments may hold a token, which no file name should show
+    name = "responses_" + hashlib.sha256(f"{settings.model} {settings.model_args}".encode()).hexdigest()[:16]
     results = simple_evaluate(
         model=lm,
-        model_args=model_args,
+        model_args=settings.model_args,
         tasks=[item.name],
         task_manager=lm_eval_task_manager(metadata),
         metadata=metadata,
-        limit=limit,
+        limit=settings.limit,
         device=device,
         batch_size=batch_size,
-        use_cache=str(cache) if use_cache else None,
+        use_cache=str(output_path / ".cache" / name) if use_cache else None,
         log_samples=True,
         evaluation_tracker=tracker,
-        apply_chat_template=apply_chat_template,
-        gen_kwargs=gen_kwargs,
+        apply_chat_template=settings.apply_chat_template,
+        gen_kwargs=settings.gen_kwargs,
     )
     # as the lm_eval command line records it (a model object passed in reads as its class name)
-    results["config"]["model"] = model
+    results["config"]["model"] = settings.model
     samples = results.pop("samples")
     tracker.save_results_aggregated(results=results, samples=samples)
     for task_name in results["configs"]:
