@@ -47,6 +47,12 @@ lighteval without the bug, or without the attribute, is left alone):
 9. Our log lines: importing ``lighteval.__main__`` runs ``logging.config.dictConfig``, which
    disables every logger created before it, ours included (judge summaries, "no judge model is
    configured", metric warnings). Ours are enabled again after the import.
+10. Our groups: lighteval 0.13 defines no task groups (its ``task_groups`` is empty), so the
+    names lm-eval runs as groups (families: ``jeem_caption|0``, ``pearl|0``, ``gimmick_coqa_c|0``;
+    region groups: ``arabculture_mcq_en_none_gulf|0``) are expanded to the tasks they stand for
+    (`lighteval_tasks.task_groups`) as the task list is read, keeping each entry's few-shot count
+    and ``@`` metric parameters. lighteval reports the member tasks; a family's average (GIMMICK's
+    "Avg.", Pearl-X's pooled accuracy) is lm-eval's only.
 """
 
 from __future__ import annotations
@@ -68,7 +74,7 @@ from arab_mm_tasks.core.sources import (
     user_cache_dir,
     without_media_decoding,
 )
-from arab_mm_tasks.harness.lighteval_tasks import MODULE
+from arab_mm_tasks.harness.lighteval_tasks import MODULE, task_groups
 
 logger = logging.getLogger(__name__)
 
@@ -158,8 +164,31 @@ def with_default_custom_tasks(argv: list[str]) -> list[str]:
 # ---------------------------------------------------------------------------- lighteval patches
 
 
+def expand_groups(entries: Sequence[str], groups: dict[str, list[str]] | None = None) -> list[str]:
+    """Task-list entries with our group names replaced by their tasks (patch 10), duplicates dropped.
+
+    An entry is ``[suite|]name[@param=value...][|shots]``; only ``name`` is replaced.
+
+    >>> expand_groups(["jeem_vqa|0", "jeem_vqa_egyptian|0"], {"jeem_vqa": ["jeem_vqa_egyptian", "jeem_vqa_emirati"]})
+    ['jeem_vqa_egyptian|0', 'jeem_vqa_emirati|0']
+    """
+    groups = task_groups() if groups is None else groups
+    expanded: list[str] = []
+    for entry in entries:
+        parts = entry.split("|")
+        at = 1 if len(parts) == 3 else 0  # lighteval's deprecated suite|task|shots
+        name, sep, params = parts[at].partition("@")
+        members = groups.get(name)
+        if members is None:
+            expanded.append(entry)
+            continue
+        logger.info("%s: running group %s as %s", PROG, name, ", ".join(members))
+        expanded += ["|".join([*parts[:at], f"{member}{sep}{params}", *parts[at + 1 :]]) for member in members]
+    return list(dict.fromkeys(expanded))
+
+
 def patch_registry(modules: dict[str, types.ModuleType]) -> None:
-    """Patches 1 and 2 (module docstring). `modules` maps a ``--custom-tasks`` value to a module object."""
+    """Patches 1, 2 and 10 (module docstring). `modules` maps a ``--custom-tasks`` value to a module object."""
     from lighteval.tasks.registry import Registry
 
     needed = ("load_all_task_configs", "_extract_configs", "create_custom_tasks_module")
@@ -186,6 +215,15 @@ def patch_registry(modules: dict[str, types.ModuleType]) -> None:
 
         expand_task_definition._arab_mm = True  # type: ignore[attr-defined]
         Registry._expand_task_definition = expand_task_definition
+
+    read_list = getattr(Registry, "_get_full_task_list_from_input_string", None)
+    if read_list is not None and not getattr(read_list, "_arab_mm", False):
+
+        def task_list_with_our_groups(self: Any, tasks: Any) -> list[str]:
+            return expand_groups(read_list(self, tasks))
+
+        task_list_with_our_groups._arab_mm = True  # type: ignore[attr-defined]
+        Registry._get_full_task_list_from_input_string = task_list_with_our_groups
 
 
 class _StrSafeXXHash:
