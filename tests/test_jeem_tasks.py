@@ -72,6 +72,25 @@ def test_caption_and_vqa_prompts_name_the_variety(folder):
     )
 
 
+def test_the_prompt_table_in_the_docs_is_the_one_the_tasks_use():
+    from arab_mm_tasks.jeem.prompts import CAPTION_INSTRUCTION, VQA_INSTRUCTION
+    from arab_mm_tasks.jeem.vocabulary import VARIETIES
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    fidelity = (docs / "fidelity.md").read_text("utf-8")
+    for text in (CAPTION_INSTRUCTION, VQA_INSTRUCTION):
+        assert f"| {text} (" in fidelity
+    for variety in VARIETIES:
+        assert f"| {variety.name_ar} |" in fidelity
+    catalogue = (docs / "tasks.md").read_text("utf-8")  # every full-data task's prompt, rendered
+    for spec in (spec for spec in SPECS.values() if spec.benchmark == "jeem"):
+        assert (f"<summary><code>{spec.name}</code></summary>" in catalogue) != spec.name.endswith("_eval350")
+    judge = (docs / "judge.md").read_text("utf-8")
+    for prompt in ("jeem_caption", "jeem_caption_msa", "jeem_caption_refonly", "jeem_caption_refonly_msa", "jeem_vqa"):
+        assert f"`{prompt}`" in judge
+    assert "`CriterionLines(criteria, low, high)`" in judge
+
+
 # --- judge messages ------------------------------------------------------------------------------------
 
 MSA_PROMPT = """You are an expert evaluator assessing the quality of an Arabic image caption. You will be given an image, a reference caption, and a caption to evaluate. Your task is to carefully analyze all three and evaluate the given caption based on three criteria: **Consistency, Relevance, and Fluency.**
