@@ -106,6 +106,34 @@ def test_an_id_list_replaces_the_sample_and_unknown_ids_fail(tmp_path):
         build(tmp_path / "out2", src, eval_ids=ids)
 
 
+def test_the_sample_is_drawn_from_valid_records_only(tmp_path, monkeypatch):
+    """A bad record the hash ranks first (its image does not decode) must not take its team's place."""
+    monkeypatch.setattr(subset, "QUOTAS", dict.fromkeys(subset.QUOTAS, 1))
+    src = write_jeem_jsonl(tmp_path / "src")
+    (src.parent / "images" / "broken.png").write_bytes(b"not a png")
+    lines = src.read_text("utf-8").splitlines()
+    egyptian = json.loads(lines[2])  # egypt's shared-image record, first in egypt's seeded order
+    assert (egyptian["country"], egyptian["image_id"]) == ("Egyptian", "omani-halwa")
+    assert subset.sample([("egypt", "omani-halwa"), ("egypt", "egypt-own")]) == {("egypt", "omani-halwa")}
+    egyptian["image"] = "images/broken.png"
+    lines[2] = json.dumps(egyptian, ensure_ascii=False)
+    src.write_text("\n".join(lines) + "\n", "utf-8")
+
+    report = build(tmp_path / "out", src, on_bad_records="skip")
+    assert [s.record for s in report.skipped] == [f"{src}:3: jeem row 2 (image_id 'omani-halwa')"]
+    (row,) = _rows(tmp_path / "out", "captioning_egyptian_eval350")
+    assert row["id"] == "egypt-egypt-own"  # the next valid record in egypt's order, not a hole
+    assert [r["in_eval_subset"] for r in _rows(tmp_path / "out", "captioning_egyptian")] == [True]
+    assert report.stats["eval_subset_egypt"] == 1 and report.counts["captioning_msa_eval350"] == 4
+    assert "| 1 of 1 |" in (tmp_path / "out" / "README.md").read_text("utf-8")
+
+    ids = tmp_path / "ids.txt"  # an id list naming the skipped record: left out, and said so
+    ids.write_text("egypt-omani-halwa\nmorocco-own\n", "utf-8")
+    report = build(tmp_path / "out2", src, eval_ids=ids, on_bad_records="skip")
+    assert report.counts["captioning_msa_eval350"] == 1 and "captioning_egyptian_eval350" not in report.counts
+    assert "evaluation id list: 1 ids name records skipped as bad: egypt-omani-halwa" in report.warnings
+
+
 # --- the Hub release ---------------------------------------------------------------------------
 
 
