@@ -133,6 +133,25 @@ def test_our_options_are_removed_and_custom_tasks_defaulted():
         lighteval_cli.split_options(["--dataset-path", "/d"])
 
 
+def test_metadata_sets_the_benchmarks_run_options_as_lm_eval_does(monkeypatch, capsys):
+    from arab_mm_tasks.core import judging
+
+    monkeypatch.setattr(judging, "_dcscore_language", ["en"])
+    argv, metadata = lighteval_cli.pop_metadata(
+        ["accelerate", "m", "t", "--metadata", '{"jeem_dcscore_language": "ar"}']
+    )
+    assert (argv, metadata) == (["accelerate", "m", "t"], {"jeem_dcscore_language": "ar"})
+    lighteval_cli.apply_metadata(metadata)
+    assert judging.dcscore_language() == "ar"
+    for bad, message in [
+        ('{"jeem_dcscore_language": "fr"}', "jeem_dcscore_language: DCScore language must be one of en, ar, got 'fr'"),
+        ('{"jeem_path": "/d"}', "--metadata: unknown run option(s) ['jeem_path']"),
+        ("[1]", "--metadata takes a JSON object, got '[1]'"),
+    ]:
+        assert lighteval_cli.run(["accelerate", "m", "t", f"--metadata={bad}"]) == 2
+        assert message in capsys.readouterr().err
+
+
 def test_bad_dataset_options_exit_2(tmp_path, capsys):
     assert lighteval_cli.run(["accelerate", "m", "t", "--dataset-path", f"arabculture={tmp_path}/no"]) == 2
     assert lighteval_cli.run(["accelerate", "m", "t", "--dataset-path", f"other={tmp_path}"]) == 2

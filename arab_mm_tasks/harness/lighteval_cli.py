@@ -4,7 +4,10 @@ Commands and options are lighteval's (``arab-mm-lighteval accelerate --help``), 
 
 - ``--dataset-path BENCH=PATH`` (repeatable): read a benchmark from a local Hub-layout folder
   (what ``arab-mm-tasks build`` writes) or another repo instead of its Hub default;
-- ``--dataset-revision BENCH=REV`` (repeatable).
+- ``--dataset-revision BENCH=REV`` (repeatable);
+- ``--judge SETTINGS``: the judge of judged metrics;
+- ``--metadata JSON``: the benchmarks' run options, as lm-eval's ``--metadata`` takes them
+  (``'{"jeem_dcscore_language": "ar", "gimmick_max_frames": 8}'``).
 
 ``--custom-tasks`` defaults to `arab_mm_tasks.harness.lighteval_tasks`. Examples::
 
@@ -124,6 +127,45 @@ def pop_judge(args: Sequence[str]) -> tuple[list[str], str | None]:
         else:
             rest.append(arg)
     return rest, judge
+
+
+def pop_metadata(args: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
+    """Remove ``--metadata JSON`` (the benchmarks' run options, as lm-eval takes them) from `args`."""
+    import json
+
+    rest: list[str] = []
+    metadata: dict[str, Any] = {}
+    it = iter(args)
+    for arg in it:
+        if arg != "--metadata" and not arg.startswith("--metadata="):
+            rest.append(arg)
+            continue
+        text = arg.partition("=")[2] if "=" in arg else next(it, None)
+        try:
+            value = json.loads(text or "")
+        except json.JSONDecodeError as error:
+            example = '{"jeem_dcscore_language": "ar"}'
+            raise UsageError(f"--metadata takes a JSON object, e.g. '{example}': {error}") from None
+        if not isinstance(value, dict):
+            raise UsageError(f"--metadata takes a JSON object, got {text!r}")
+        metadata.update(value)
+    return rest, metadata
+
+
+def apply_metadata(metadata: dict[str, Any]) -> None:
+    """Each benchmark's run options from `metadata` (and its ``judge``), as lm-eval's dataset hook applies them."""
+    from arab_mm_tasks.core import judging
+    from arab_mm_tasks.core.registry import all_benchmarks
+
+    if "judge" in metadata:
+        judging.configure(metadata["judge"])
+    known = {"judge"} | {o.key for b in all_benchmarks().values() for o in b.run_options}
+    unknown = sorted(set(metadata) - known)
+    if unknown:
+        raise UsageError(f"--metadata: unknown run option(s) {unknown}; known: {sorted(known)}")
+    for benchmark in all_benchmarks().values():
+        if benchmark.configure is not None:
+            benchmark.configure(metadata)
 
 
 def _leaf_command(argv: Sequence[str]) -> Any:
@@ -370,6 +412,9 @@ def tasks_module(paths: dict[str, str], revisions: dict[str, str]) -> types.Modu
 def run(args: Sequence[str]) -> int:
     """Run one ``arab-mm-lighteval`` command line in this process (patches stay applied); returns its rc."""
     try:
+        args, metadata = pop_metadata(args)
+        if metadata:
+            apply_metadata(metadata)
         args, judge = pop_judge(args)
         if judge:
             from arab_mm_tasks.core import judging
@@ -385,7 +430,8 @@ def run(args: Sequence[str]) -> int:
         return 2
     if "--help" in argv or not argv:
         print(
-            f"{PROG}: lighteval's commands, plus --dataset-path/--dataset-revision BENCH=VALUE and --judge SETTINGS",
+            f"{PROG}: lighteval's commands, plus --dataset-path/--dataset-revision BENCH=VALUE, --judge SETTINGS "
+            "and --metadata JSON (run options)",
             file=sys.stderr,
         )
 
