@@ -179,10 +179,45 @@ def test_an_unmappable_hub_layout_names_every_field_it_cannot_map(tmp_path, monk
     for field in ("caption_dialect", "caption_msa", "questions", "answers"):
         assert f"field {field!r}: no column named" in message
     assert "field 'image_id'" not in message and "text_local" in message and "--columns" in message
+    assert "\n  columns not used: ['text_local', 'text_standard', 'qs', 'as_']\n" in message
     columns = "caption_dialect=text_local,caption_msa=text_standard,questions=qs,answers=as_"
     assert build(tmp_path / "out", "toloka/JEEM", columns=columns).counts["vqa_moroccan"] == 4
     with pytest.raises(SourceError, match="the source has no column 'nope'"):
         build(tmp_path / "out", "toloka/JEEM", columns=columns + ",topic=nope")
+
+
+def _one_question_per_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, names: tuple[str, str]) -> None:
+    """``toloka/JEEM`` in the Hub cache with one row per question: the record's fields repeated on each."""
+    import huggingface_hub
+    from hub_fixtures import cached_repo
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    snapshot = cached_repo(tmp_path / "hub", "toloka/JEEM")
+    rows = []
+    for record in jeem_records(tmp_path / "images"):
+        questions, answers = record.pop("questions"), record.pop("answers")
+        record["image"] = {"bytes": (tmp_path / record["image"]).read_bytes(), "path": None}
+        record.pop("image_origin_country", None)
+        rows += [{**record, names[0]: q, names[1]: a} for q, a in zip(questions, answers, strict=True)]
+    (snapshot / "data").mkdir()
+    datasets.Dataset.from_list(rows).to_parquet(snapshot / "data" / "test-00000-of-00001.parquet")
+
+
+@pytest.mark.parametrize("names", [("question", "answer"), ("questions", "answers")])
+def test_one_row_per_question_is_one_schema_error_not_one_per_record(tmp_path, monkeypatch, names):
+    _one_question_per_row(tmp_path, monkeypatch, names)
+    with pytest.raises(SourceError) as error:
+        build(tmp_path / "out", "toloka/JEEM", on_bad_records="skip")
+    message = str(error.value)
+    question, answer = names
+    assert message.startswith(
+        f"JEEM source toloka/JEEM has one row per question: columns {question!r} and {answer!r} hold one question "
+        "and one answer a row"
+    )
+    assert "group the rows by 'image_id' and 'country' first" in message
+    unused = [] if names == ("questions", "answers") else [question, answer]
+    assert message.endswith(f"columns not used: {unused}")
+    assert not (tmp_path / "out").exists()  # nothing read or written record by record
 
 
 # --- bad records ---------------------------------------------------------------------------------

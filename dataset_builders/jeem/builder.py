@@ -268,7 +268,7 @@ def build(
 
 
 def map_source(source: Source, overrides: Mapping[str, str]) -> ColumnMap:
-    return schema.map_columns(source.columns, overrides, source.origin)
+    return schema.map_columns(source.columns, overrides, source.origin, source.features)
 
 
 def _count(stats: Counter[str], rows: Mapping[str, list[dict[str, Any]]]) -> None:
