@@ -26,6 +26,7 @@ from metric_plugins.judge.prompts.arb import OVERALL, STEP_ATTRIBUTES, RubricSco
 
 REAL = shared("real/arb")
 SAMPLE = REAL / "gpt-4.1-final-responses.stratified_sample.csv"
+HEAD = REAL / "gpt-4.1-final-responses.head30.csv"
 EVAL_COLUMNS = REAL / "gpt-4.1-final-responses.eval-columns.csv.xz"
 PAPER = shared("papers/arb.txt")
 
@@ -49,8 +50,17 @@ def built(tmp_path_factory) -> Path:
     return out
 
 
-def _rows(folder: Path, config: str = "all") -> dict[str, dict]:
-    return {row["id"]: row for row in pq.read_table(next((folder / "data" / config).glob("*.parquet"))).to_pylist()}
+def _rows(folder: Path, config: str | None = None) -> dict[str, dict]:
+    """A built folder's rows by id, as stored: one domain's (`config`) or every domain's."""
+    return {row["id"]: row for row in pq.read_table(folder / "data" / (config or "")).to_pylist()}
+
+
+def _ids(folder: Path, config: str = "all") -> list[str]:
+    """A config's ids in the order `datasets` loads them."""
+    import datasets
+
+    rows = datasets.load_dataset(str(folder), config, split="test", columns=["id"], cache_dir=str(folder / ".cache"))
+    return list(rows["id"])
 
 
 def test_builder_parses_every_quirk_and_keeps_model_outputs_out_of_the_gold_rows(built):
@@ -75,6 +85,33 @@ def test_builder_parses_every_quirk_and_keeps_model_outputs_out_of_the_gold_rows
     assert split_response(predictions[0]["response"]) == (predictions[0]["steps"].strip(), "أ. سيطيب بها قلبك")
 
 
+def test_each_row_is_stored_once_and_config_all_reads_the_domains_in_release_order(built):
+    assert not (built / "data" / "all").exists()
+    stored = pq.read_table(built / "data", columns=["id", "domain"]).to_pylist()
+    assert len(stored) == 28 and len({row["id"] for row in stored}) == 28  # no image written twice
+    assert _ids(built) == [row["image_id"] for row in _csv_rows(SAMPLE)]  # the release's order (grouped by domain)
+    assert _ids(built, "cdt") == ["Chart_44.png", "Chart_25.png", "Chart_32.png", "diag_10.png", "diag_1002.png",
+                                  "diag_1247.png", "diag_1248.png", "table_1.png", "table_10.png"]  # fmt: skip
+    card = (built / "README.md").read_text("utf-8")
+    assert "@misc{ghaboura2025arbcomprehensivearabicmultimodal," in card and "eprint        = {2505.17021}" in card
+    assert "Rows come from the authors' CSV release `gpt-4.1-final-responses.stratified_sample.csv`" in card
+    assert "28 rows have no image" in card and "1,355 rows" not in card and "`predictions/<model>.jsonl`" in card
+
+
+def test_a_folder_missing_a_domain_is_refused_for_all_and_that_domain(built, tmp_path):
+    import shutil
+
+    from arab_mm_tasks.core.sources import DataSourceError, check_config
+
+    check_config(built, "all", "arb")  # `all` is declared by the card, read from the domains' folders
+    partial = shutil.copytree(built, tmp_path / "partial")
+    shutil.rmtree(partial / "data" / "ocr")
+    check_config(partial, "cdt", "arb")
+    for config in ("all", "ocr"):
+        with pytest.raises(DataSourceError, match=r"partial lacks configs all, vr, ocr \(it holds agro, cdt,"):
+            check_config(partial, config, "arb")
+
+
 def test_bad_rows_are_named_by_row_and_field(tmp_path):
     text = SAMPLE.read_text(encoding="utf-8")
     header = text.partition("\n")[0]
@@ -91,14 +128,44 @@ def test_bad_rows_are_named_by_row_and_field(tmp_path):
     assert report.rows_skipped == 1 and report.rows_written == 27
 
 
+RELEASE_HEADER = ["image_id", "question", "answer", "choices", "steps", "category ", "probabilities", "image_path",
+                  "gpt-4.1-steps", "gpt-4.1-answers"]  # fmt: skip
+FIGURE_20 = {"vr": 23, "ocr": 46, "cdt": 330, "ml": 560, "soc_cult": 104, "cvp": 35, "med": 61, "sci_r": 83,
+             "hist": 50, "rs": 30, "agro": 34}  # fmt: skip
+
+
+def test_the_builder_on_all_1356_released_rows(released, tmp_path):
+    """The eval-columns slice lacks `question`, `choices`, `probabilities` and `image_path`: they are filled
+    with a stand-in question and left empty, so every other column goes through the builder as released."""
+    rows = [{**{k: row.get(k, "") for k in RELEASE_HEADER}, "question": "؟"} for row in released]
+    report = build(tmp_path / "full", csv=_write_csv(tmp_path / "release.csv", rows))
+    assert (report.rows_read, report.rows_written, report.rows_skipped) == (1356, 1356, 0)
+    assert report.counts == {"all": 1356, **FIGURE_20}
+    assert report.stats["step_pairs"] == 5121 and report.stats["rows_without_step_markers"] == 3
+    inferred = {k.rsplit("_", 1)[-1]: v for k, v in report.stats.items() if k.startswith("domain_inferred")}
+    assert inferred == {"cdt": 1, "cvp": 35, "ml": 158, "vr": 23}  # the 217 blank categories
+    assert not any("release has" in warning for warning in report.warnings)  # 1,356: the release's count
+    assert _ids(tmp_path / "full", "vr") == [
+        r["image_id"] for r in released if domain_of(r["category "], r["image_id"]) == "vr"
+    ]
+    assert len(_predictions(tmp_path / "full")) == 1356
+    head = build(tmp_path / "head", csv=HEAD)
+    assert (head.rows_read, head.rows_written, head.counts, head.stats["step_pairs"]) == (
+        30,
+        30,
+        {"all": 30, "ocr": 30},
+        110,
+    )
+    assert [p["id"] for p in _predictions(tmp_path / "head")] == [r["image_id"] for r in _csv_rows(HEAD)]
+
+
 def test_steps_and_domains_of_all_1356_released_rows(released):
     pairs = [parse_steps(row["steps"]) for row in released]
     assert sum(map(len, pairs)) == 5121 and max(map(len, pairs)) == 16
     assert [row["row"] for row, p in zip(released, pairs, strict=True) if not p] == ["573", "617", "845"]
     domains = [domain_of(row["category "], row["image_id"]) for row in released]
     counts = {d: domains.count(d) for d in set(domains)}
-    assert counts == {"vr": 23, "ocr": 46, "cdt": 330, "ml": 560, "soc_cult": 104, "cvp": 35, "med": 61,
-                      "sci_r": 83, "hist": 50, "rs": 30, "agro": 34}  # fmt: skip
+    assert counts == FIGURE_20
     assert parse_choices("['أ','ب']\n") == ["أ", "ب"] and parse_choices("") == []
 
 
@@ -125,6 +192,31 @@ def test_exact_model_prompt_per_curriculum(domain, curriculum, domain_ar):
     assert query(inline).endswith("\n\nالسؤال: ما هو؟ الخيارات: أ) ماريلاند. ب) فيرمونت.")
     listed = _doc(domain, curriculum, "السؤال: أي؟ أ. قطة ب. كلب", ["أ. قطة", "ب. كلب"])
     assert query(listed).endswith("\n\nالسؤال: أي؟ أ. قطة ب. كلب")  # never listed twice
+
+
+NUMERIC = ["أ. 12", "ب. 15", "ج. 20", "د. 25"]
+
+
+@pytest.mark.parametrize(
+    ("question", "choices", "listed"),
+    [("في المخطط القيم 12 و 15 و 20 و 25، أي قيمة تمثل المبيعات؟", NUMERIC, False),  # texts only: not listed
+     ("أي قيمة تمثل المبيعات؟ أ) 12 ب) 15 ج) 20 د) 25", NUMERIC, True),
+     ("أي قيمة تمثل المبيعات؟ (أ) 12، (ب) 15، (ج) 20، (د) 25", NUMERIC, True),
+     ("أي قيمة؟ أ) 12 ب) 15 ج) 20", NUMERIC, False),  # one option missing
+     ("القيم 2.5 و 3.5، أي قيمة؟", ["2", "3"], False),  # a decimal point is no option marker
+     ("أي بنية تعد هيدروكربون مشبع؟", ["أ", "ب", "ج", "د"], False),  # bare labels, options in the image
+     ("أي بنية؟ (أ) الأولى (ب) الثانية", ["أ", "ب"], True),
+     ("أي صورة تمثل فاجونيا إندكا؟ اختر الإجابة الصحيحة من الخيارات أدناه.", ["د .1", "هـ .2"], False),
+     ("أي صورة؟ 1. د 2. هـ", ["د .1", "هـ .2"], True)],
+)  # fmt: skip
+def test_choices_count_as_in_the_question_only_with_their_labels(question, choices, listed):
+    from arab_mm_tasks.arb.prompt import choices_in_question
+    from arab_mm_tasks.arb.tasks import query
+
+    assert choices_in_question(question, choices) is listed
+    rendered = query(_doc("cdt", "حسابي", question, choices))
+    shown = "\n".join(choices)
+    assert rendered.endswith(f"السؤال: {question}" if listed else f"السؤال: {question}\nالخيارات:\n{shown}")
 
 
 def test_extraction_recovers_every_released_gpt41_answer(released):
@@ -178,20 +270,23 @@ def test_table_4_through_the_tasks_metric_code(released):
     assert got == {"bleu": 6.35, "rouge1": 71.13, "rouge2": 48.83, "rougeL": 65.33}
 
 
-def _hub_release(folder: Path) -> Path:
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+
+
+def _hub_release(folder: Path, rows: list[dict[str, str]], domains: list[str], curricula: list[str]) -> Path:
     """Rows in the HF release's schema (``MBZUAI/ARB``: image, question, answer, choices, steps, domain, Curriculum)."""
     import pyarrow as pa
 
-    rows = list(csv.DictReader(io.StringIO(SAMPLE.read_text(encoding="utf-8"), newline="")))[:3]
     table = pa.table(
         {
-            "image": [{"bytes": b"\x89PNG fake", "path": r["image_path"]} for r in rows],
+            "image": [{"bytes": b"\x89PNG fake " + r["image_path"].encode(), "path": r["image_path"]} for r in rows],
             "question": [r["question"] for r in rows],
             "answer": [r["answer"] for r in rows],
             "choices": [r["choices"] for r in rows],
             "steps": [r["steps"] for r in rows],
-            "domain": ["OCR", "Charts, Diagrams, and Tables", "Math and Logic Reasoning"],
-            "Curriculum": ["نصي/جزئي", "Computational", "حسابي"],
+            "domain": domains,
+            "Curriculum": curricula,
         }
     )
     (folder / "data").mkdir(parents=True)
@@ -199,17 +294,84 @@ def _hub_release(folder: Path) -> Path:
     return folder
 
 
+def _write_csv(path: Path, rows: list[dict[str, str]]) -> Path:
+    with path.open("w", encoding="utf-8", newline="") as stream:
+        writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def _predictions(folder: Path) -> list[dict]:
+    return [json.loads(line) for line in (folder / "predictions" / "gpt-4.1.jsonl").read_text("utf-8").splitlines()]
+
+
 def test_builder_reads_the_hub_release_and_takes_ids_from_the_csv(tmp_path):
-    release = _hub_release(tmp_path / "release")
+    sample = _csv_rows(SAMPLE)[:3]
+    domains = ["OCR", "Charts, Diagrams, and Tables", "Math and Logic Reasoning"]
+    release = _hub_release(tmp_path / "release", sample, domains, ["نصي/جزئي", "Computational", "حسابي"])
     report = build(tmp_path / "out", hub_source=str(release), csv=SAMPLE)
     rows = _rows(tmp_path / "out")
     assert report.rows_written == 3 and set(rows) == {"ocr_b1.png", "ocr_b10.png", "Chart_44.png"}
     assert [rows[i]["curriculum"] for i in ("ocr_b1.png", "ocr_b10.png")] == ["نصي/جزئي", "حسابي"]
     assert rows["ocr_b1.png"]["curriculum_source"] == "release" and rows["ocr_b10.png"]["domain"] == "cdt"
-    assert rows["ocr_b1.png"]["image"]["bytes"] == b"\x89PNG fake"
-    assert not (tmp_path / "out" / "predictions").exists()  # the Hub rows hold no model output
+    assert rows["ocr_b1.png"]["image"]["bytes"] == b"\x89PNG fake ocr_b1.png"
+    # the CSV's model outputs go to the predictions file, under the joined ids (README: "--csv ... writes")
+    predictions = _predictions(tmp_path / "out")
+    assert [p["id"] for p in predictions] == ["ocr_b1.png", "ocr_b10.png", "Chart_44.png"]
+    assert predictions[0]["answer"] == sample[0]["gpt-4.1-answers"] and predictions[1]["domain"] == "cdt"
+    assert report.stats["csv_rows_without_hub_row"] == 25 and report.stats["models_in_release"] == 1
+    card = (tmp_path / "out" / "README.md").read_text("utf-8")
+    assert "is published as `test`" in card and "for the 3 rows with exactly one CSV row" in card
     alone = build(tmp_path / "alone", hub_source=str(release))
     assert set(_rows(tmp_path / "alone")) == {"arb_0000", "arb_0001", "arb_0002"} and alone.rows_read == 3
+    assert "`id` is `arb_<row>`" in (tmp_path / "alone" / "README.md").read_text("utf-8")
+    assert not (tmp_path / "alone" / "predictions").exists()  # the Hub rows hold no model output
+
+
+def test_the_progress_bar_knows_the_total(tmp_path, monkeypatch):
+    from dataset_builders.core import reading
+
+    totals = []
+
+    def progress(records, desc, total=None):
+        totals.append((desc, total))
+        return records
+
+    monkeypatch.setattr(reading, "progress", progress)
+    build(tmp_path / "csv", csv=SAMPLE)  # 28 records over more lines: multi-line quoted fields
+    release = _hub_release(tmp_path / "release", _csv_rows(SAMPLE)[:3], ["OCR"] * 3, ["نصي/جزئي"] * 3)
+    build(tmp_path / "hub", hub_source=str(release))
+    assert totals == [("arb csv", 28), ("arb hub", 3)]
+
+
+def test_hub_rows_join_the_csv_on_question_answer_and_steps_not_the_question(tmp_path):
+    """The first 30 released rows ask "من هو مؤلف هذا الكتاب؟" of 6 covers: the question alone joins nothing."""
+    head = _csv_rows(HEAD)
+    chart = next(r for r in _csv_rows(SAMPLE) if r["image_id"] == "Chart_32.png")  # a blank category
+    copy = {**head[0], "image_id": "copy_of_b1.png", "image_path": "copy_of_b1.png"}  # same text, other image
+    released = _write_csv(tmp_path / "released.csv", [*head, chart, copy])
+    edited = {**head[2], "question": head[2]["question"] + " (edited on the Hub)"}
+    hub_rows = [*reversed(head[1:]), chart, head[0], edited]  # not the CSV's order: the join is not by position
+    domains = ["OCR"] * 29 + [""] + ["OCR"] * 2
+    release = _hub_release(tmp_path / "release", hub_rows, domains, ["نصي/جزئي"] * 32)
+    report = build(tmp_path / "out", hub_source=str(release), csv=released)
+    ids = _ids(tmp_path / "out")
+    # ambiguous (two CSV rows hold ocr_b1's text) and edited rows keep the Hub-only id of their Hub row;
+    # `all` reads domain by domain (OCR first seen), each in Hub order
+    assert ids == [r["image_id"] for r in reversed(head[1:])] + ["arb_0030", "arb_0031", "Chart_32.png"]
+    rows = _rows(tmp_path / "out")
+    authors = [r["image_id"] for r in head if r["question"].strip() == "من هو مؤلف هذا الكتاب؟"]
+    assert len(authors) == 6 and all(rows[i]["answer"] == next(r["answer"] for r in head if r["image_id"] == i)
+                                     for i in authors)  # fmt: skip
+    assert rows["ocr_b14.jpg"]["image"]["bytes"] == b"\x89PNG fake ocr_b14.jpg"
+    assert rows["Chart_32.png"]["domain"] == "cdt" and rows["Chart_32.png"]["domain_raw"] == ""  # from the joined id
+    assert report.stats["ids_from_csv"] == 30 and report.stats["ids_not_joined_ambiguous"] == 1
+    assert report.stats["ids_not_joined_no_csv_row"] == 1 and report.stats["csv_rows_without_hub_row"] == 2
+    assert any("2 hub rows have no single CSV row" in w for w in report.warnings)
+    predictions = _predictions(tmp_path / "out")  # CSV order, joined rows only
+    assert [p["id"] for p in predictions] == [r["image_id"] for r in head[1:]] + ["Chart_32.png"]
+    assert all(p["answer"] == r["gpt-4.1-answers"] for p, r in zip(predictions, [*head[1:], chart], strict=True))
 
 
 def test_score_command_reproduces_table_4_from_the_released_csv(tmp_path, capsys):
@@ -251,6 +413,99 @@ def test_judge_command_judges_a_released_csv(tmp_path, monkeypatch):
     assert results["final_answer"] == pytest.approx(200 / 3) and results["final_answer_cdt"] == 0.0
     assert results["reasoning_steps"] == pytest.approx((80 + 50 + 87) / 3)
     assert results["steps_hallucination_ml"] == 6.0 and "bleu" not in results
+
+
+def test_score_and_judge_read_a_builds_predictions_file(tmp_path, monkeypatch, capsys):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from arb_fixtures import build_arb_hub_dir
+
+    from arab_mm_tasks.cli import main
+    from arab_mm_tasks.core import judging
+    from metric_plugins.judge.loopback import LoopbackServer
+
+    built = build(tmp_path / "sample", csv=SAMPLE)
+    assert built.rows_written == 28
+    predictions = tmp_path / "sample" / "predictions" / "gpt-4.1.jsonl"
+    metrics = "bleu,rougeL,answer_match"
+    assert main(["score", "arb", str(SAMPLE), "--metrics", metrics, "--out", str(tmp_path / "from_csv")]) == 0
+    assert main(["score", "arb", str(predictions), "--metrics", metrics, "--out", str(tmp_path / "from_jsonl")]) == 0
+    from_csv, from_jsonl = (json.loads((tmp_path / d / "results.json").read_text()) for d in ("from_csv", "from_jsonl"))
+    assert from_jsonl["samples"] == 28 and from_jsonl["results"] == from_csv["results"]
+    assert from_jsonl["results"]["bleu_cdt"] is not None and "rougeL: " in capsys.readouterr().out
+
+    hub = build_arb_hub_dir(tmp_path / "marked")  # three released rows with scripted judge replies
+    monkeypatch.setattr(judging, "_run_args", {})
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    with LoopbackServer() as server:
+        settings = f"model=loopback-judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
+        judged = hub / "predictions" / "gpt-4.1.jsonl"
+        assert main(["judge", str(judged), "--judge", settings, "--out", str(tmp_path / "judged")]) == 0
+        assert server.total == 6
+    results = json.loads((tmp_path / "judged" / "gpt-4.1" / "results.json").read_text())["results"]
+    assert results["final_answer"] == pytest.approx(200 / 3) and results["final_answer_cdt"] == 0.0
+    assert results["reasoning_steps"] == pytest.approx((80 + 50 + 87) / 3) and "bleu" not in results
+
+
+def test_a_predictions_line_without_a_gold_row_is_named(tmp_path):
+    from arab_mm_tasks.arb.released import read_predictions
+    from arab_mm_tasks.core.spec import RecordError, SourceError
+
+    build(tmp_path / "out", csv=SAMPLE)
+    predictions = tmp_path / "out" / "predictions" / "gpt-4.1.jsonl"
+    lines = predictions.read_text("utf-8").splitlines()
+    assert len(read_predictions(predictions)) == 28
+    with pytest.raises(SourceError, match=r"holds the predictions of 'gpt-4\.1', not 'gpt-4o'"):
+        read_predictions(predictions, "gpt-4o")
+    predictions.write_text("\n".join([*lines[:2], lines[2].replace('"Chart_44.png"', '"nope.png"')]) + "\n", "utf-8")
+    with pytest.raises(RecordError, match=r"gpt-4\.1\.jsonl:3: field 'id' is 'nope\.png', not a row of "):
+        read_predictions(predictions)
+    stray = tmp_path / "gpt-4.1.jsonl"
+    stray.write_text(lines[0] + "\n", "utf-8")
+    with pytest.raises(SourceError, match="not a built ARB folder's predictions file"):
+        read_predictions(stray)
+
+
+def test_every_judged_metric_is_micro_over_samples_and_macro_over_domains(tmp_path, monkeypatch):
+    """Two OCR samples and one CDT sample, scripted judge replies: micro and macro differ, checked by hand."""
+    from arab_mm_tasks.cli.score import score_released
+    from arab_mm_tasks.core import judging
+    from metric_plugins.judge.loopback import LoopbackServer
+
+    sample = {row["image_id"]: row for row in _csv_rows(SAMPLE)}
+    replies = {  # image id -> (answer judge reply, step judge reply)
+        "ocr_b1.png": (1, {**dict.fromkeys(STEP_ATTRIBUTES, 8), "Hallucination": 4}),
+        "ocr_b10.png": (0, {**dict.fromkeys(STEP_ATTRIBUTES, 6), "Hallucination": 10}),
+        "Chart_25.png": (1, {**dict.fromkeys(STEP_ATTRIBUTES, 5), "Hallucination": 1}),
+    }
+    rows = [
+        {**sample[i], "answer": f"{sample[i]['answer']} [[reply={a}]]", "steps": f"{sample[i]['steps']}\n"
+         f"[[reply={json.dumps(s)}]]"}
+        for i, (a, s) in replies.items()
+    ]  # fmt: skip
+    released = _write_csv(tmp_path / "released.csv", rows)
+    monkeypatch.setattr(judging, "_run_args", {})
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    with LoopbackServer() as server:
+        judge = f"model=loopback-judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
+        judged = [m.name for m in get_spec("arb").generative_metrics if m.judge_prompt]
+        results = score_released("arb", released, metrics=judged, judge=judge)["results"]
+        assert server.total == 6  # one answer and one step judgement per sample, whatever the names
+    # final answer: OCR 1, 0; CDT 1
+    assert results["final_answer"] == pytest.approx(200 / 3) and results["final_answer_macro"] == pytest.approx(75.0)
+    # reasoning steps, 10 x the mean of the 10: OCR 76, 64; CDT 46
+    assert results["reasoning_steps"] == pytest.approx(62.0) and results["reasoning_steps_macro"] == pytest.approx(58.0)
+    assert results["reasoning_steps_ocr"] == pytest.approx(70.0) and results["reasoning_steps_cdt"] == pytest.approx(
+        46.0
+    )
+    # each attribute likewise: Hallucination OCR 4, 10; CDT 1; Faithfulness-Step OCR 8, 6; CDT 5
+    assert results["steps_hallucination"] == pytest.approx(5.0) and results["steps_hallucination_macro"] == 4.0
+    assert results["steps_faithfulness_step"] == pytest.approx(19 / 3)
+    assert results["steps_faithfulness_step_macro"] == pytest.approx(6.0)
+    for attribute in STEP_ATTRIBUTES:
+        key = "steps_" + attribute.lower().replace("-", "_").replace(" ", "_")
+        assert f"{key}_macro" in results and f"{key}_macro_unscored" in results and f"{key}_cdt" in results
 
 
 def test_build_command_on_the_released_csv(tmp_path, capsys):

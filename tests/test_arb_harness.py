@@ -118,5 +118,6 @@ def test_lighteval_reports_the_same_scores(tmp_path, arb_dirs, env):
 def _gold_docs(hub: Path) -> list[dict]:
     import pyarrow.parquet as pq
 
-    return pq.read_table(next((hub / "data" / "all").glob("*.parquet")), columns=["id", "question", "choices",
-                         "answer", "steps_raw", "domain"]).to_pylist()  # fmt: skip
+    return pq.read_table(
+        hub / "data", columns=["id", "question", "choices", "answer", "steps_raw", "domain"]
+    ).to_pylist()

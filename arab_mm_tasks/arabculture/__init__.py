@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from arab_mm_tasks.arabculture.report import REPORT
 from arab_mm_tasks.arabculture.tasks import REGION_OF_COUNTRY, TASKS
 from arab_mm_tasks.core.benchmark import Benchmark, Release, ReleasePart
 from arab_mm_tasks.core.spec import TaskSpec
@@ -31,4 +32,6 @@ BENCHMARK = Benchmark(
     release=Release(parts=(ReleasePart("arabculture", ("MBZUAI/ArabCulture",), CONFIGS),)),
     builder="dataset_builders.arabculture",
     example=example,
+    headline=("arabculture_mcq", "arabculture_completion"),
+    report=REPORT,
 )

@@ -11,6 +11,7 @@ from typing import Any
 
 from arab_mm_tasks.arb.domains import DOMAIN_KEYS
 from arab_mm_tasks.arb.released import read_predictions
+from arab_mm_tasks.arb.report import REPORT
 from arab_mm_tasks.arb.tasks import FAMILIES, TASKS
 from arab_mm_tasks.core.benchmark import Benchmark, Release, ReleasePart
 from arab_mm_tasks.core.spec import TaskSpec
@@ -54,4 +55,6 @@ BENCHMARK = Benchmark(
     builder="dataset_builders.arb",
     example=example,
     read_predictions=read_predictions,
+    headline=("arb",),
+    report=REPORT,
 )

@@ -26,7 +26,12 @@ QUESTION_LABEL = "السؤال:"
 CHOICES_LABEL = "الخيارات:"
 _IMAGE_TOKEN = re.compile(r"\s*<image(?:\s*\d+)?>\s*")
 _LEADING_LABEL = re.compile(r"^\s*(?:السؤال|سؤال)\s*:\s*")
-_OPTION_LABEL = re.compile(r"^\s*(?:هـ|[أابجدهوزح])\s*[.)]\s*|\s+\.\d+\s*$")
+# How the release labels its options: ``أ. نص`` (also ``(أ) نص``, ``A) text``), the RTL-reversed ``د .1``, or a
+# bare label (``ب``, ``١``) when the options are in the image.
+_LETTER = r"(?:هـ|[أابجدهوزحA-Ha-h])"
+_LABELLED = re.compile(rf"\(?(?P<label>{_LETTER})\s*[.)]\s*(?P<text>.+)", re.DOTALL)
+_REVERSED = re.compile(r"(?P<text>.+?)\s+\.(?P<label>\d+)", re.DOTALL)
+_BARE = re.compile(rf"(?P<label>{_LETTER}|[0-9٠-٩]{{1,2}})")
 
 
 def instructions(domain_arabic: str, curriculum: str, example: str = EXAMPLE) -> str:
@@ -47,12 +52,34 @@ def clean_question(question: str) -> str:
     return _LEADING_LABEL.sub("", text)
 
 
+def _spaced(text: str) -> str:
+    return r"\s+".join(map(re.escape, text.split()))
+
+
+def _listed(question: str, choice: str) -> bool:
+    """Whether `question` lists `choice` with its label as an option marker: ``أ) 12`` / ``(أ) 12`` / ``أ. 12``
+    for ``أ. 12``, ``(ب)`` / ``ب)`` / ``ب.`` for a bare ``ب``, ``د .1`` or ``1. د`` for the reversed ``د .1``."""
+    text = " ".join(choice.split())
+    if match := _REVERSED.fullmatch(text) or _LABELLED.fullmatch(text) or _BARE.fullmatch(text):
+        label, body = re.escape(match["label"]), match.groupdict().get("text")
+        marker = rf"(?:^|(?<=[\s(\[،,:؛]))\(?{label}\s*[.)](?![0-9٠-٩])"  # not a decimal point: 2.5
+        pattern = marker + (rf"\s*{_spaced(body)}" if body else "")
+        if _REVERSED.fullmatch(text):
+            pattern += rf"|{_spaced(text)}"
+        return re.search(pattern, question) is not None
+    return False  # an option with no label: its text alone cannot show the question lists it
+
+
 def choices_in_question(question: str, choices: Sequence[str]) -> bool:
-    """Whether the question already lists the choices (a ``الخيارات`` line, or every option's text in it)."""
+    """Whether the question already lists the choices: with none, a ``الخيارات`` line; otherwise every choice
+    with its label as an option marker (`_listed`), not merely its text.
+
+    A chart question may quote the option values (``القيم 12 و 15 و 20 و 25``) while the gold answer
+    is a letter: unless the question shows the labels, the model must see the labelled choices.
+    """
     if not choices:
         return CHOICES_LABEL.rstrip(":") in question
-    texts = [_OPTION_LABEL.sub("", choice).strip() for choice in choices]
-    return all(text and text in question for text in texts) and any(len(text) > 1 for text in texts)
+    return all(_listed(question, choice) for choice in choices)
 
 
 def question_block(question: str, choices: Sequence[str]) -> str:

@@ -1,4 +1,5 @@
-"""Scoring the authors' released generations: their CSV (gold columns + ``<model>-steps/-answers``).
+"""Scoring the authors' released generations: their CSV (gold columns + ``<model>-steps/-answers``),
+or the predictions file a build writes from it.
 
 ``evaluation/gpt-4.1-final-responses.csv`` (or its .xz, or any CSV with its gold columns and one
 model's output columns) becomes (document, response) pairs for `arab-mm-tasks score` and
@@ -6,11 +7,15 @@ model's output columns) becomes (document, response) pairs for `arab-mm-tasks sc
 response is the model's steps followed by ``الجواب هو: <its answer>``, which the task's extraction
 splits back into exactly the released steps and answer. ``question`` and ``choices`` may be absent
 (the answer judge then sees an empty question).
+
+A built folder's ``predictions/<model>.jsonl`` (`dataset_builders.arb.builder.write_predictions`)
+holds the same responses by row id; its documents are that folder's gold rows (config ``all``).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import lzma
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,13 +43,19 @@ def released_models(header: list[str]) -> list[str]:
     return sorted({c.removesuffix("-steps") for c in header if c.endswith("-steps") and f"{c[:-6]}-answers" in header})
 
 
+GOLD_COLUMNS = ["id", "question", "choices", "answer", "steps_raw", "domain", "curriculum"]
+
+
 def read_predictions(path: str | Path, model: str | None = None) -> list[tuple[Mapping[str, Any], str]]:
-    """(gold document, response) per row of a released CSV; `model` picks one of its models (default: the only one)."""
+    """(gold document, response) per row of a released CSV (`model` picks one of its models, default: the only
+    one), or per line of a built folder's predictions file."""
     from dataset_builders.arb.parsing import FieldError, parse_choices
 
     file = Path(path).expanduser()
+    if file.suffix == ".jsonl":
+        return read_predictions_file(file, model)
     if not file.name.endswith((".csv", ".csv.xz")) or not file.is_file():
-        raise SourceError(f"{file}: not a CSV file")
+        raise SourceError(f"{file}: not a CSV file, nor a built folder's predictions/<model>.jsonl")
     rows = _rows(file)
     header = list(rows[0]) if rows else []
     missing = [c for c in REQUIRED if c not in header]
@@ -75,4 +86,52 @@ def read_predictions(path: str | Path, model: str | None = None) -> list[tuple[M
             "domain": domain,
         }
         pairs.append((doc, compose_response(row[f"{chosen}-steps"], row[f"{chosen}-answers"])))
+    return pairs
+
+
+def _gold_rows(folder: Path) -> dict[str, dict[str, Any]]:
+    """A built folder's gold rows by id, without their images."""
+    import datasets
+
+    from arab_mm_tasks.core.sources import check_config, local_dataset_cache_dir
+
+    check_config(folder, "all", "arb")
+    rows = datasets.load_dataset(
+        str(folder), "all", split="test", columns=GOLD_COLUMNS, cache_dir=str(local_dataset_cache_dir(folder))
+    )
+    return {row["id"]: row for row in rows}
+
+
+def read_predictions_file(file: Path, model: str | None = None) -> list[tuple[Mapping[str, Any], str]]:
+    """``<folder>/predictions/<model>.jsonl`` joined by ``id`` to ``<folder>``'s gold rows; a line whose id
+    is not a row of the folder, or that has no response, names its line and field."""
+    from dataset_builders.core.hub import is_predictions_file
+
+    if not file.is_file() or not is_predictions_file(file):
+        raise SourceError(
+            f"{file}: not a built ARB folder's predictions file "
+            "(<folder>/predictions/<model>.jsonl next to <folder>/data, as `arab-mm-tasks build arb` writes it)"
+        )
+    if model is not None and model != file.stem:
+        raise SourceError(f"{file}: holds the predictions of {file.stem!r}, not {model!r}")
+    folder = file.parent.parent
+    gold = _gold_rows(folder)
+    pairs = []
+    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{file.name}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise RecordError(f"{where}: not a JSON object ({error.msg})") from None
+        key = record.get("id") if isinstance(record, dict) else None
+        if key not in gold:
+            raise RecordError(f"{where}: field 'id' is {key!r}, not a row of {folder}")
+        response = record.get("response")
+        if not isinstance(response, str) or not response.strip():
+            raise RecordError(f"{where} ({key}): field 'response' is missing or empty")
+        pairs.append((gold[key], response))
+    if not pairs:
+        raise SourceError(f"{file}: no predictions")
     return pairs

@@ -23,7 +23,7 @@ Metrics (docs/fidelity.md lists every choice):
 - ``final_answer``: the authors' 0/1 semantic-match judge (GPT-4o in the paper), x100.
 - ``answer_match``: a judge-free normalised matcher; NOT the paper's number.
 - ``reasoning_steps``: the 10-attribute step judge, mean of the 10 x 10 (%), with each attribute's
-  1-10 mean as ``steps_<attribute>``.
+  1-10 mean as ``steps_<attribute>`` (with ``_macro`` and per domain, as every metric).
 - ``bleu``, ``rouge1``, ``rouge2``, ``rougeL``: the paper-compatible mode that reproduces Table 4;
   ``bertscore`` (F1) and ``labse``.
 """
@@ -157,15 +157,15 @@ METRICS: tuple[GenerativeMetric, ...] = (
         judge_fields=steps_fields,
     ),
     *(
-        GenerativeMetric(
+        metric
+        for a in STEP_ATTRIBUTES
+        for metric in _both(
             f"steps_{attribute_key(a)}",
-            by_region=True,
-            description=f"step judge: {a} (1-10)",
+            f"step judge: {a} (1-10)",
             judge_prompt="arb_steps",
             judge_fields=steps_fields,
             judge_score=a,
         )
-        for a in STEP_ATTRIBUTES
     ),
     *(
         metric
@@ -193,6 +193,7 @@ def _spec(name: str, config: str, description: str) -> TaskSpec:
         regions=DOMAIN_KEYS if config == "all" else (config,),
         weight_by_size=True,
         breakdown_keys=("domain", "curriculum"),
+        version=2,  # v2: choices shown unless the question holds their labels; steps_<attribute>_macro
     )
 
 

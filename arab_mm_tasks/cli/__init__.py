@@ -141,7 +141,8 @@ def _cmd_judge(args: argparse.Namespace) -> int:
         from arab_mm_tasks.cli.score import judge_released
 
         for path in released:  # the authors' generations (ARB's CSV): their judged metrics
-            judge_released(path, args.judge, Path(args.out) / Path(path).name.split(".")[0])
+            name = Path(path).name.removesuffix(".xz").removesuffix(".csv").removesuffix(".jsonl")
+            judge_released(path, args.judge, Path(args.out) / name)
         if not args.paths:
             return 0
     if not config.model:
@@ -179,9 +180,14 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _released_files(paths: list[str]) -> tuple[list[str], list[str]]:
-    """(released generation files some benchmark reads, the other paths) of `arab-mm-tasks judge`."""
-    released = [p for p in paths if p.endswith((".csv", ".csv.xz"))]
-    return released, [p for p in paths if p not in released]
+    """(released generation files some benchmark reads, the other paths) of `arab-mm-tasks judge`: a CSV, or
+    the ``predictions/<model>.jsonl`` a build writes next to its ``data/``."""
+    from dataset_builders.core.hub import is_predictions_file
+
+    def released(path: str) -> bool:
+        return path.endswith((".csv", ".csv.xz")) or is_predictions_file(path)
+
+    return [p for p in paths if released(p)], [p for p in paths if not released(p)]
 
 
 def _cmd_tasks_path(args: argparse.Namespace) -> int:
@@ -201,7 +207,10 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("judge", help="judge saved generations (lm-eval samples / lighteval details) of judged tasks")
     s.add_argument(
-        "paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, folders, or a released CSV"
+        "paths",
+        nargs="+",
+        help="lm-eval samples_*.jsonl, lighteval details_*.parquet, folders, a released CSV, "
+        "or a build's predictions/<model>.jsonl",
     )
     s.add_argument("--judge", help='judge settings, e.g. "model=gpt-4o-2024-11-20,concurrency=32" (docs/judge.md)')
     s.add_argument("--out", required=True, help="folder for the judged copies and results_judged.json")
@@ -214,8 +223,14 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_judge)
 
     from arab_mm_tasks.cli.agreement import add_parser as add_agreement_parser
+    from arab_mm_tasks.cli.evaluate import add_parser as add_evaluate_parser
+    from arab_mm_tasks.cli.report import add_parser as add_report_parser
+    from arab_mm_tasks.cli.submit import add_parser as add_submit_parser
 
     add_agreement_parser(sub)
+    add_evaluate_parser(sub)
+    add_report_parser(sub)
+    add_submit_parser(sub)
 
     from arab_mm_tasks.cli.sample_scores import add_parser as add_sample_scores_parser
 
@@ -274,7 +289,10 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("score", help="score a benchmark's released generations (ARB's CSV) with the task's metrics")
     s.add_argument("benchmark", choices=benchmark_names())
-    s.add_argument("file", help="the released file (ARB: the authors' CSV, .csv or .csv.xz)")
+    s.add_argument(
+        "file",
+        help="the released file (ARB: the authors' CSV, .csv or .csv.xz, or a build's predictions/<model>.jsonl)",
+    )
     s.add_argument("--task", help="the task whose metrics score it (default: the benchmark's name)")
     s.add_argument("--model", help="which model's columns, when the file holds several")
     s.add_argument("--metrics", help="comma-separated metric names (default: all; e.g. answer_match,bleu,rougeL)")
@@ -290,12 +308,21 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from arab_mm_tasks.core.sources import DataSourceError
     from arab_mm_tasks.core.spec import RecordError, SourceError
+    from arab_mm_tasks.report.runs import RunError
     from dataset_builders.core.release import ReleaseUnavailable
 
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (RecordError, SourceError, KeyError, FileNotFoundError, DataSourceError, ReleaseUnavailable) as err:
+    except (
+        RecordError,
+        SourceError,
+        KeyError,
+        FileNotFoundError,
+        DataSourceError,
+        ReleaseUnavailable,
+        RunError,
+    ) as err:
         # bad input or unreachable data: one line that says what to do, not a traceback
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         # One line: a record's text (a premise, a JSON error) may hold newlines of its own.

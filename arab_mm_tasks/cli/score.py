@@ -8,7 +8,9 @@ configured judge (``--judge``, or ``ARAB_MM_JUDGE_*``; without one they are NaN 
 
     arab-mm-tasks score arb gpt-4.1-final-responses.csv --judge model=gpt-4o --out scored/
 
-writes ``scored/results.json`` and ``scored/samples.jsonl`` (every sample's values).
+writes ``scored/results.json`` and ``scored/samples.jsonl`` (every sample's values). A built
+folder's ``predictions/<model>.jsonl`` (what ``arab-mm-tasks build arb --csv ...`` writes) scores
+the same way, against that folder's gold rows.
 """
 
 from __future__ import annotations

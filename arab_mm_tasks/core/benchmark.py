@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from arab_mm_tasks.core.reporting import Report
 from arab_mm_tasks.core.spec import Family, TaskSpec
 
 
@@ -77,6 +78,8 @@ class Benchmark:
         ``{task: [(document, generation), ...]}``, or None when the file is not one of theirs.
     read_predictions: (file, model or None) -> [(document, response)], for benchmarks whose authors
         released generations (`arab-mm-tasks score`); raises `SourceError` for a file it cannot read.
+    headline: the tasks and families of the paper's own protocol (`arab-mm-tasks evaluate --suite headline`).
+    report: the paper-shaped tables, breakdowns and scorecard column `arab-mm-tasks report` writes.
     """
 
     name: str
@@ -92,11 +95,17 @@ class Benchmark:
     example: Callable[[TaskSpec], tuple[Mapping[str, Any], str] | None] | None = None
     read_logs: Callable[[Path], dict[str, list[tuple[dict[str, Any], str]]] | None] | None = None
     read_predictions: Callable[[Any, str | None], list[tuple[Mapping[str, Any], str]]] | None = None
+    headline: tuple[str, ...] = ()
+    report: Report | None = None
 
     def __post_init__(self) -> None:
         wrong = [spec.name for spec in self.tasks if spec.benchmark != self.name]
         if wrong:
             raise ValueError(f"benchmark {self.name}: tasks {wrong} declare another benchmark")
+        known = {spec.name for spec in self.tasks} | {a for spec in self.tasks for a in spec.aliases}
+        unknown = [name for name in self.headline if name not in known | {f.name for f in self.families}]
+        if unknown:
+            raise ValueError(f"benchmark {self.name}: headline names unknown tasks or families {unknown}")
 
     @property
     def path_key(self) -> str:

@@ -239,14 +239,33 @@ def local_dataset_cache_dir(folder: Path) -> Path:
     return Path(config.HF_DATASETS_CACHE) / "arab-mm-tasks" / key
 
 
+def _read_from_others(folder: Path, config: str) -> bool:
+    """Whether the folder's card declares `config` as read from other configs' folders, all present
+    (a config written nowhere of its own: ARB's ``all`` is its domains' shards)."""
+    card = folder / "README.md"
+    text = card.read_text(encoding="utf-8") if card.is_file() else ""
+    if not text.startswith("---\n"):
+        return False
+    import yaml
+
+    front = yaml.safe_load(text[4 : text.find("\n---", 4)]) or {}
+    declared = [c for c in front.get("configs") or [] if isinstance(c, dict) and c.get("config_name") == config]
+    paths = [p for c in declared for f in c.get("data_files") or [] for p in _as_list(f.get("path"))]
+    return bool(paths) and all((folder / path).parent.is_dir() for path in paths)
+
+
+def _as_list(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else list(value or [])
+
+
 def check_config(folder: Path, config: str, benchmark: str | None = None) -> None:
     """Refuse a built folder that lacks `config`, naming what it holds and what it lacks.
 
     Without this, `datasets` fails deep inside a group run with ``BuilderConfig 'UAE' not found``.
     """
     data = folder / "data"
-    if not data.is_dir() or (data / config).is_dir():
-        return  # not our builders' layout (datasets decides), or the config is there
+    if not data.is_dir() or (data / config).is_dir() or _read_from_others(folder, config):
+        return  # not our builders' layout (datasets decides), or the config is there (or read from others')
     held = sorted(p.name for p in data.iterdir() if p.is_dir())
     lacks = f"config {config!r}"
     if benchmark is not None:

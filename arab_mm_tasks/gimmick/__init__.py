@@ -10,6 +10,7 @@ from typing import Any
 
 from arab_mm_tasks.core.benchmark import Benchmark, Release, ReleasePart, RunOption
 from arab_mm_tasks.core.spec import TaskSpec
+from arab_mm_tasks.gimmick.report import REPORT
 from arab_mm_tasks.gimmick.tasks import FAMILIES, TASKS, configure_frames
 
 CVVQA_HOWTO = (
@@ -18,6 +19,11 @@ CVVQA_HOWTO = (
     ".save_to_disk(VVQA)`; then `arab-mm-tasks build gimmick --vvqa VVQA --out DIR` (add --videos-dir if the "
     'clips moved) and pass --metadata \'{"gimmick_path": "DIR"}\' (lighteval: --dataset-path gimmick=DIR)'
 )
+
+# The paper's settings: VQA without hints (Tables 10, 14: "N"), and the input-averaged COQA/CKQA_D families.
+HEADLINE = (
+    "gimmick_civqa_none", "gimmick_cvvqa_none", "gimmick_coqa_c", "gimmick_coqa_r", "gimmick_ckqa_d", "gimmick_ckqa_n",
+)  # fmt: skip
 
 
 def configure(metadata: Mapping[str, Any]) -> None:
@@ -57,4 +63,6 @@ BENCHMARK = Benchmark(
     configure=configure,
     gated=True,
     example=example,
+    headline=HEADLINE,
+    report=REPORT,
 )

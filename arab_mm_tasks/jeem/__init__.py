@@ -12,6 +12,7 @@ from typing import Any
 
 from arab_mm_tasks.core.benchmark import Benchmark, Release, ReleasePart, RunOption
 from arab_mm_tasks.jeem.examples import example
+from arab_mm_tasks.jeem.report import REPORT
 from arab_mm_tasks.jeem.tasks import EVAL_SUBSET, FAMILIES, TASKS
 from arab_mm_tasks.jeem.vocabulary import DIALECTS, VARIETIES
 
@@ -53,4 +54,6 @@ BENCHMARK = Benchmark(
     ),
     configure=configure,
     example=example,
+    headline=("jeem_caption", "jeem_caption_eval350", "jeem_vqa"),
+    report=REPORT,
 )

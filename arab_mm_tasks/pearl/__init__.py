@@ -9,6 +9,7 @@ from __future__ import annotations
 from arab_mm_tasks.core.benchmark import Benchmark, Release, ReleasePart
 from arab_mm_tasks.pearl.examples import example
 from arab_mm_tasks.pearl.inference_logs import read_log
+from arab_mm_tasks.pearl.report import REPORT
 from arab_mm_tasks.pearl.tasks import FAMILIES, TASKS
 
 # The authors' Hub datasets (gated); the run scripts' ids are accepted by the builder as aliases.
@@ -33,4 +34,6 @@ BENCHMARK = Benchmark(
     gated=True,
     read_logs=read_log,
     example=example,
+    headline=("pearl", "pearl_x"),
+    report=REPORT,
 )

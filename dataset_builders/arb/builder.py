@@ -1,17 +1,24 @@
-"""Builds the ARB Hub folder (configs ``all`` and one per domain, split ``test``) from the authors' releases.
+"""Builds the ARB Hub folder (one config per domain and ``all``, split ``test``) from the authors' releases.
 
     from dataset_builders import arb
     report = arb.build("out/arb", hub="MBZUAI/ARB", csv="gpt-4.1-final-responses.csv")
 
 Sources: ``hub`` (the HF dataset, with images) and/or ``csv`` (the GitHub CSV, with GPT-4.1's
 outputs; images from ``images_dir`` by ``image_path``, else none). With both, rows come from the
-Hub and take the CSV's ``image_id`` as id where the question text joins them. Every row is
-checked; a bad one names its row and field (``on_bad_records``). Model output columns never reach
-the gold rows: they are written to ``predictions/<model>.jsonl`` next to ``data/``.
+Hub and take the CSV's ``image_id`` as id where one CSV row has the same question, answer and
+steps (`CsvIds`). Every row is checked; a bad one names its row and field (``on_bad_records``).
+Model output columns never reach the gold rows: they are written to ``predictions/<model>.jsonl``
+next to ``data/``, one line per written row that has a CSV row, under the row's id.
+
+Each row is stored once, in its domain's config (``data/<domain>/``); the card declares ``all`` as
+the domains' shards, in the order the domains first appear in the source (`hub.render_card`'s
+``union_configs``), so ``load_dataset(folder, "all")`` and ``load_dataset(folder, "<domain>")`` both
+work and no image is written twice.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -34,7 +41,6 @@ from dataset_builders.core import hub, reading
 logger = logging.getLogger(__name__)
 
 SPLIT = "test"  # the HF release's only split is `train`; ARB is an evaluation set
-CONFIGS = ("all", *DOMAIN_KEYS)
 RELEASE_COUNTS = {"hub": 1355, "csv": 1356}
 OnBadRecords = Literal["error", "warn", "skip"]
 _STR = Value("string")
@@ -73,8 +79,8 @@ def _text(record: Mapping[str, Any], field: str, rid: str) -> str:
     return value
 
 
-def gold_row(record: Mapping[str, Any], rid: str, kind: str, stats: Counter[str]) -> dict[str, Any]:
-    """One release record -> the gold row (model outputs excluded)."""
+def gold_row(record: Mapping[str, Any], rid: str, kind: str, stats: Counter[str], image_id: str = "") -> dict[str, Any]:
+    """One release record -> the gold row (model outputs excluded); `image_id` places a blank domain."""
     question, answer, steps_raw = (_text(record, f, rid) for f in ("question", "answer", "steps"))
     try:
         choices = parse_choices(record.get("choices") or "")
@@ -82,7 +88,7 @@ def gold_row(record: Mapping[str, Any], rid: str, kind: str, stats: Counter[str]
         raise ArbRecordError(rid, "choices", str(error)) from None
     domain_field = CSV_CATEGORY if kind == "csv" else "domain"
     domain_raw = record.get(domain_field) or ""
-    domain = domain_of(domain_raw, str(record.get("image_id") or ""))
+    domain = domain_of(domain_raw, image_id)
     if domain is None:
         raise ArbRecordError(rid, domain_field, f"is {domain_raw!r}, no ARB domain (nor inferable from image_id)")
     if not domain_raw.strip():
@@ -131,11 +137,52 @@ def _image(record: Mapping[str, Any], rid: str, kind: str, images_dir: Path | No
     return {"bytes": file.read_bytes(), "path": name}
 
 
-def _csv_index(csv_source: Source | None) -> dict[str, str]:
-    """question text -> CSV image_id, for ids of Hub rows (the Hub release has no id column)."""
-    if csv_source is None:
-        return {}
-    return {" ".join(r["question"].split()): r["image_id"] for r in csv_source}
+def join_key(record: Mapping[str, Any]) -> str:
+    """What joins a Hub row to its CSV row: question, answer and steps, whitespace folded (hashed).
+
+    The question alone does not: OCR questions repeat over covers (``من هو مؤلف هذا الكتاب؟``, 6 of
+    the first 30 rows).
+    """
+    text = "\x1f".join(" ".join(str(record.get(name) or "").split()) for name in ("question", "answer", "steps"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def hub_id(index: int) -> str:
+    """The id of a Hub row no CSV row names: its index in the Hub release."""
+    return f"arb_{index:04d}"
+
+
+class CsvIds:
+    """The CSV's ``image_id`` for the Hub's rows (the Hub release has no id column), by `join_key`.
+
+    A key held by one CSV row gives that row's id to the first Hub row with it. A key held by
+    several CSV rows (the same question, answer and steps over different images) cannot say which
+    image is which, and a Hub row with no CSV row (or a second Hub row with a taken key) has none:
+    those keep `hub_id`, counted in the build's stats, never a guessed id.
+    """
+
+    def __init__(self, csv_source: Source) -> None:
+        self.rows: dict[str, list[tuple[int, str]]] = {}
+        for index, record in enumerate(csv_source):
+            self.rows.setdefault(join_key(record), []).append((index, str(record.get("image_id") or "").strip()))
+        self.num_rows = sum(map(len, self.rows.values()))
+        self.taken: set[int] = set()
+
+    def id_of(self, record: Mapping[str, Any], index: int, stats: Counter[str]) -> tuple[str, int | None]:
+        """(the row's id, its CSV row index or None)."""
+        candidates = self.rows.get(join_key(record), [])
+        if len(candidates) == 1 and candidates[0][0] not in self.taken and candidates[0][1]:
+            csv_index, image_id = candidates[0]
+            self.taken.add(csv_index)
+            stats["ids_from_csv"] += 1
+            return image_id, csv_index
+        if len(candidates) > 1:
+            stats["ids_not_joined_ambiguous"] += 1
+        elif candidates:
+            stats["ids_not_joined_repeated"] += 1
+        else:
+            stats["ids_not_joined_no_csv_row"] += 1
+        return hub_id(index), None
 
 
 def build(
@@ -157,20 +204,25 @@ def build(
     csv_source = read_csv(csv) if csv is not None else None
     source = read_hub(hub_source) if hub_source is not None else csv_source
     assert source is not None
-    report = reading.BuildReport("arb", source.origin, str(out_dir))
+    origin = source.origin if csv_source is None or source is csv_source else f"hub={hub_source}; csv={csv}"
+    report = reading.BuildReport("arb", origin, str(out_dir))
     stats: Counter[str] = Counter()
-    ids = _csv_index(csv_source) if source.kind == "hub" else {}
+    csv_ids = CsvIds(csv_source) if source.kind == "hub" and csv_source is not None else None
     seen: set[str] = set()
-    predictions: dict[str, list[dict[str, Any]]] = {model: [] for model in source.models}
+    written: dict[int, tuple[str, str]] = {}  # CSV row index -> (id, domain) of the row written for it
     with hub.HubFolderWriter(out_dir, SPLIT) as writer:
         for index, record in enumerate(_progress(source)):
             report.rows_read += 1
-            row_id = _row_id(record, index, source.kind, ids)
+            if csv_ids is not None:
+                row_id, csv_index = csv_ids.id_of(record, index, stats)
+            else:
+                row_id = _row_id(record, index, source.kind)
+                csv_index = index if source.kind == "csv" else None
             rid = f"{source.kind} row {index} ({row_id})"
             try:
                 if row_id in seen:
                     raise ArbRecordError(rid, "image_id", f"repeats id {row_id!r} of an earlier row")
-                row = {"id": row_id, **gold_row(record, rid, source.kind, stats)}
+                row = {"id": row_id, **gold_row(record, rid, source.kind, stats, image_id=row_id)}
                 row["image"] = _image(record, rid, source.kind, images)
             except ArbRecordError as error:
                 report.skip_or_raise(error, on_bad_records)
@@ -178,59 +230,76 @@ def build(
             seen.add(row_id)
             row["image_path"] = record.get("image_path") or None
             stats["rows_without_image"] += row["image"] is None
-            for config in ("all", row["domain"]):
-                writer.add_rows(config, FEATURES, [row])
+            writer.add_rows(row["domain"], FEATURES, [row])  # `all` reads the domains' shards: stored once
             report.rows_written += 1
-            for model in source.models:
-                predictions[model].append(_prediction(record, model, row))
+            if csv_index is not None:
+                written[csv_index] = (row_id, row["domain"])
         if not report.rows_written:
             raise SourceError(f"{source.origin}: no ARB rows to write ({report.rows_skipped} skipped)")
-        report.counts = {c: writer.num_rows[c] for c in CONFIGS if c in writer.num_rows}
-        report.stats = {**dict(sorted(stats.items())), "models_in_release": len(source.models)}
+        domains = list(writer.num_rows)  # in the order of their first row
+        report.counts = {
+            "all": sum(writer.num_rows.values()),
+            **{d: writer.num_rows[d] for d in DOMAIN_KEYS if d in domains},
+        }
+        num_bytes = {"all": sum(writer.num_bytes.values()), **writer.num_bytes}
+        if csv_ids is not None:
+            stats["csv_rows_without_hub_row"] = csv_ids.num_rows - len(csv_ids.taken)
+        models = csv_source.models if csv_source is not None else []
+        report.stats = {**dict(sorted(stats.items())), "models_in_release": len(models)}
         expected = RELEASE_COUNTS[source.kind]
         if report.rows_read != expected:
             report.warnings.append(f"read {report.rows_read} rows; the authors' {source.kind} release has {expected}")
         if stats["rows_without_image"]:
             report.warnings.append(f"{stats['rows_without_image']} rows have no image (pass images_dir)")
+        if csv_ids is not None and report.rows_read != stats["ids_from_csv"]:
+            report.warnings.append(
+                f"{report.rows_read - stats['ids_from_csv']} hub rows have no single CSV row with their question, "
+                "answer and steps: they keep the id arb_<hub row> and have no prediction (counts in the stats)"
+            )
         if report.skipped:
             report.warnings.append(f"{report.rows_skipped} bad records skipped (listed in the report)")
-        configs = [c for c in CONFIGS if c in report.counts]
-        writer.finish(render_arb_card(report, FEATURES, writer.num_bytes, configs))
-    write_predictions(Path(out_dir), predictions)
+        card = render_arb_card(report, FEATURES, num_bytes, domains, hub_source=hub_source, csv=csv)
+        writer.finish(card)
+    if csv_source is not None:
+        write_predictions(Path(out_dir), csv_source, written)
     return report
 
 
 def _progress(source: Source) -> Iterator[dict[str, Any]]:
-    return iter(reading.progress(source, f"arb {source.kind}"))
+    return iter(reading.progress(source, f"arb {source.kind}", total=source.num_rows))
 
 
-def _row_id(record: Mapping[str, Any], index: int, kind: str, ids: Mapping[str, str]) -> str:
+def _row_id(record: Mapping[str, Any], index: int, kind: str) -> str:
     if kind == "csv":
         return str(record.get("image_id") or f"row_{index:04d}").strip()
-    question = " ".join(str(record.get("question") or "").split())
-    return ids.get(question, f"arb_{index:04d}")
+    return hub_id(index)
 
 
-def _prediction(record: Mapping[str, Any], model: str, row: Mapping[str, Any]) -> dict[str, Any]:
+def _prediction(record: Mapping[str, Any], model: str, row_id: str, domain: str) -> dict[str, Any]:
     steps, answer = record.get(f"{model}-steps") or "", record.get(f"{model}-answers") or ""
-    return {
-        "id": row["id"],
-        "domain": row["domain"],
-        "steps": steps,
-        "answer": answer,
-        "response": compose_response(steps, answer),
-    }
+    response = compose_response(steps, answer)
+    return {"id": row_id, "domain": domain, "steps": steps, "answer": answer, "response": response}
 
 
-def write_predictions(out_dir: Path, predictions: Mapping[str, list[dict[str, Any]]]) -> None:
-    """``predictions/<model>.jsonl``: the release's model outputs, one line per written row."""
-    if not predictions:
+def write_predictions(out_dir: Path, csv_source: Source, written: Mapping[int, tuple[str, str]]) -> None:
+    """``predictions/<model>.jsonl``: the CSV's model outputs, one line per written row (CSV order), by row id.
+
+    The CSV is read again rather than held: only the ids of the rows written are kept.
+    """
+    if not csv_source.models:
         return
-    folder = out_dir / "predictions"
+    folder = out_dir / hub.PREDICTIONS_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    for model, rows in predictions.items():
-        with (folder / f"{model}.jsonl").open("w", encoding="utf-8") as stream:
-            stream.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    streams = {model: (folder / f"{model}.jsonl").open("w", encoding="utf-8") for model in csv_source.models}
+    try:
+        for index, record in enumerate(csv_source):
+            if index in written:
+                row_id, domain = written[index]
+                for model, stream in streams.items():
+                    stream.write(json.dumps(_prediction(record, model, row_id, domain), ensure_ascii=False) + "\n")
+    finally:
+        for stream in streams.values():
+            stream.close()
 
 
 def publish(folder: str | os.PathLike[str], repo_id: str = "arab-mm-tasks/arb", **kwargs: Any) -> Any:

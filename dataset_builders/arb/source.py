@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from dataset_builders.core import reading
 
 HUB_REPO = "MBZUAI/ARB"
@@ -36,6 +38,7 @@ class Source:
     origin: str
     records: Any  # a callable returning an iterator of dicts
     models: list[str] = field(default_factory=list)  # model outputs a CSV holds (``gpt-4.1``)
+    num_rows: int | None = None  # records in the source, for the progress bar
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return self.records()
@@ -63,7 +66,9 @@ def read_csv(path: str | os.PathLike[str]) -> Source:
         with _open_text(file) as stream:
             yield from csv.DictReader(stream)
 
-    return Source("csv", str(file), records, models)
+    with _open_text(file) as stream:  # a few MB of text: counted once, for the progress bar's total
+        num_rows = sum(1 for row in csv.reader(stream) if row) - 1  # DictReader skips blank lines too
+    return Source("csv", str(file), records, models, num_rows)
 
 
 def read_hub(source: str) -> Source:
@@ -82,4 +87,5 @@ def read_hub(source: str) -> Source:
         for file in files:
             yield from reading.parquet_records(file)
 
-    return Source("hub", source, records)
+    num_rows = sum(pq.ParquetFile(file).metadata.num_rows for file in files)
+    return Source("hub", source, records, num_rows=num_rows)

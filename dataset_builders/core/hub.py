@@ -48,6 +48,17 @@ def shard_path(config: str, split: str, index: int = 0, count: int = 1) -> str:
     return f"{DATA_DIR}/{config}/{shard_name(split, index, count)}"
 
 
+PREDICTIONS_DIR = (
+    "predictions"  # a release's model outputs, kept out of the gold rows: <folder>/predictions/<model>.jsonl
+)
+
+
+def is_predictions_file(path: str | Path) -> bool:
+    """Whether `path` is a built folder's ``predictions/<model>.jsonl`` (next to the folder's ``data/``)."""
+    file = Path(path).expanduser()
+    return file.suffix == ".jsonl" and file.parent.name == PREDICTIONS_DIR and (file.parent.parent / DATA_DIR).is_dir()
+
+
 def data_files_pattern(config: str, split: str) -> str:
     """The ``data_files`` glob the card declares for a config's split (it matches every shard)."""
     return f"{DATA_DIR}/{config}/{split}-*.parquet"
@@ -368,14 +379,24 @@ def render_card(
     num_bytes: Mapping[str, int] | None = None,
     default_config: str | None = None,
     extra_metadata: Mapping[str, Any] | None = None,
+    union_configs: Mapping[str, Iterable[str]] | None = None,
 ) -> str:
     """The README card: YAML front matter the Hub and `datasets` read, then the caller's markdown.
 
     ``configs`` with ``data_files`` is required for loading by config name; ``dataset_info``
     (when ``features`` is given) pins the column types, and with ``num_rows`` and ``num_bytes``
     (`HubFolderWriter` counts both) the split sizes, which `datasets` verifies on load.
+    ``union_configs`` names configs written nowhere of their own: each reads the shards of the listed
+    configs, in that order (ARB's ``all`` is its domains: no row is stored twice).
     """
     configs = list(configs)
+    unions = {name: list(parts) for name, parts in (union_configs or {}).items()}
+
+    def paths(config: str) -> str | list[str]:
+        if config in unions:
+            return [data_files_pattern(part, split) for part in unions[config]]
+        return data_files_pattern(config, split)
+
     meta: dict[str, Any] = {
         "license": license,
         "language": [language] if isinstance(language, str) else list(language),
@@ -385,7 +406,7 @@ def render_card(
         "configs": [
             {
                 "config_name": config,
-                "data_files": [{"split": split, "path": data_files_pattern(config, split)}],
+                "data_files": [{"split": split, "path": paths(config)}],
                 **({"default": True} if config == default_config else {}),
             }
             for config in configs

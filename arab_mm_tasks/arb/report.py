@@ -1,0 +1,61 @@
+"""What `arab-mm-tasks report` shows of ARB: Table 3 (final answer, reasoning steps), Table 4 (similarity
+of the chain to the reference steps) and both per domain (Figures 13-16 draw them by domain)."""
+
+from __future__ import annotations
+
+from arab_mm_tasks.arb.domains import DOMAIN_KEYS
+from arab_mm_tasks.core.reporting import Breakdown, Column, Report, ResultsTable, document_field
+
+_DOMAIN = document_field("domain")
+_POOLS = (("arb",), tuple(f"arb_{domain}" for domain in DOMAIN_KEYS))  # all domains, else the per-domain tasks
+
+REPORT = Report(
+    tables=(
+        ResultsTable(
+            "arb_table3",
+            "ARB: final answer and reasoning steps (%)",
+            "Table 3 (arb.txt L187-192)",
+            (
+                Column("Final Answer", "final_answer", "arb"),
+                Column("Reasoning Steps", "reasoning_steps", "arb"),
+                Column("Final Answer (judge-free matcher, not the paper's)", "answer_match", "arb"),
+            ),
+        ),
+        ResultsTable(
+            "arb_table4",
+            "ARB: lexical and semantic similarity of the reasoning chain",
+            "Table 4 (arb.txt L196-208)",
+            tuple(
+                Column(label, metric, "arb")
+                for label, metric in (
+                    ("BLEU", "bleu"),
+                    ("ROUGE-1", "rouge1"),
+                    ("ROUGE-2", "rouge2"),
+                    ("ROUGE-L", "rougeL"),
+                    ("BERTScore", "bertscore"),
+                    ("LaBSE", "labse"),
+                )
+            ),
+        ),
+    ),
+    breakdowns=(
+        Breakdown(
+            "arb_final_answer_by_domain",
+            "ARB final answer (%) by domain",
+            "Figures 13-14",
+            _POOLS,
+            "final_answer",
+            _DOMAIN,
+            "domain",
+        ),
+        Breakdown(
+            "arb_steps_by_domain",
+            "ARB reasoning steps (%) by domain",
+            "Figures 13-16",
+            _POOLS,
+            "reasoning_steps",
+            _DOMAIN,
+            "domain",
+        ),
+    ),
+)

@@ -1,0 +1,316 @@
+"""`arab-mm-tasks evaluate`: one command that runs a suite of this package's tasks on a model through lm-eval.
+
+    arab-mm-tasks evaluate --model hf-multimodal --model_args pretrained=Qwen/Qwen2.5-VL-7B-Instruct \\
+        --suite headline --output_path runs/ --judge "model=gpt-4o-2024-11-20"
+
+Suites: ``headline`` (each benchmark's paper-default variants, `Benchmark.headline`), ``all`` (every
+variant), or ``--tasks`` (task and family names). Each entry (a task or a family) is one lm-eval
+``simple_evaluate`` call on the same model object, saved as lm-eval's CLI saves it
+(``<output_path>/<model>/results_<ts>.json`` and ``samples_<task>_<ts>.jsonl``), so every tool that
+reads lm-eval output reads these, `arab-mm-tasks report` included.
+
+Resumable: an entry whose results file already exists for the same model, model arguments and limit
+is skipped (no model is loaded when nothing is left to run); an entry cut off midway reuses every
+response already generated (lm-eval's response cache, ``<output_path>/.cache``) and every judgement
+already made (the judge's own cache). Image and video tasks are skipped, with a note, for a model
+type that cannot take images. A data source that cannot be had (gated, offline, CVVQA's clips) stops
+that entry with its one-line instruction; the others run, and the exit code is 1.
+
+Judge settings are applied in this process and never passed through lm-eval's ``--metadata``, which
+lm-eval writes into its results files (docs/security.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arab_mm_tasks.core.registry import all_benchmarks, all_families, all_specs, get_spec
+
+SUITES = ("headline", "all")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One lm-eval call: a task or family name as lm-eval knows it, and the task specs it runs."""
+
+    name: str
+    benchmark: str
+    tasks: tuple[str, ...]
+
+    @property
+    def needs_images(self) -> bool:
+        return any(all_specs()[task].has_media for task in self.tasks)
+
+
+def entry(name: str) -> Entry:
+    """The entry for a task, alias or family name; `KeyError` naming it when it is none of them."""
+    family = all_families().get(name)
+    if family is not None:
+        return Entry(name, all_specs()[family.tasks[0]].benchmark, family.tasks)
+    spec = get_spec(name)
+    return Entry(name, spec.benchmark, (spec.name,))
+
+
+def suite_entries(suite: str | None, tasks: str | None) -> list[Entry]:
+    if tasks:
+        return [entry(name.strip()) for name in tasks.split(",") if name.strip()]
+    if suite == "all":
+        return [entry(spec.name) for spec in all_specs().values()]
+    return [entry(name) for benchmark in all_benchmarks().values() for name in benchmark.headline]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What makes two runs of an entry the same run: a results file with other settings is not reused."""
+
+    model: str
+    model_args: str
+    limit: float | None = None
+    gen_kwargs: str | None = None
+    apply_chat_template: bool = False
+
+    def matches(self, data: dict[str, Any]) -> bool:
+        from lm_eval.utils import simple_parse_args_string
+
+        config = data.get("config", {})
+        gen_kwargs = simple_parse_args_string(self.gen_kwargs) if self.gen_kwargs else None
+        return (
+            (config.get("model"), config.get("model_args"), config.get("limit"))
+            == (self.model, self.model_args, self.limit)
+            and (config.get("gen_kwargs") or None) == (gen_kwargs or None)
+            and (data.get("chat_template") is not None) == self.apply_chat_template
+        )
+
+
+def finished_results(output_path: Path, entry: Entry, settings: RunSettings) -> Path | None:
+    """A results file of an earlier run of this entry with the same `settings`."""
+    for file in sorted(output_path.rglob("results_*.json")):
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # a file being written by a killed run: not finished
+        same_run = settings.matches(data)
+        ran = entry.name in data.get("results", {}) or entry.name in data.get("group_subtasks", {})
+        if same_run and ran and _samples_saved(file, data):
+            return file
+    return None
+
+
+def _samples_saved(results_file: Path, data: dict[str, Any]) -> bool:
+    """Whether every task of a results file has its samples file (written after it: a kill in between)."""
+    stamp = results_file.name.removeprefix("results_").removesuffix(".json")
+    return all((results_file.parent / f"samples_{task}_{stamp}.jsonl").is_file() for task in data.get("configs", {}))
+
+
+def text_only(entries: Sequence[Entry], model: str, outcome: dict[str, str]) -> list[Entry]:
+    """The entries a text-only model type can run: text tasks as they are, a family's text members in its
+    place (GIMMICK's LLM rows use the text-only inputs); the rest are noted in `outcome` as skipped."""
+    kept: list[Entry] = []
+    for item in entries:
+        if not item.needs_images:
+            kept.append(item)
+            continue
+        text = [task for task in item.tasks if not all_specs()[task].has_media]
+        note = f"needs images, and model type {model!r} is text-only (use hf-multimodal or vllm-vlm)"
+        outcome[item.name] = f"skipped: {note}" + (f"; ran its text-only members {', '.join(text)}" if text else "")
+        print(f"{item.name}: {outcome[item.name]}", flush=True)
+        kept += [entry(task) for task in text]
+    return kept
+
+
+def is_multimodal(model: str) -> bool:
+    from lm_eval.api.registry import get_model
+
+    return bool(getattr(get_model(model), "MULTIMODAL", False))
+
+
+def run_suite(
+    model: str,
+    model_args: str,
+    entries: Sequence[Entry],
+    output_path: Path,
+    *,
+    judge: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    limit: float | None = None,
+    device: str | None = None,
+    batch_size: str | int = 1,
+    apply_chat_template: bool = False,
+    gen_kwargs: str | None = None,
+    use_cache: bool = True,
+) -> dict[str, str]:
+    """Run each entry not finished yet; returns entry name -> what happened ("ran", "finished earlier",
+    "skipped: ...", "failed: ...")."""
+    from arab_mm_tasks.core import judging
+
+    if judge:
+        judging.configure(judge)  # in this process only: lm-eval writes --metadata into its results files
+    outcome: dict[str, str] = {}
+    settings = RunSettings(model, model_args, limit, gen_kwargs, apply_chat_template)
+    if not is_multimodal(model):
+        entries = text_only(entries, model, outcome)
+    lm = None
+    for number, item in enumerate(entries, 1):
+        stage = f"[{number}/{len(entries)}] {item.name}"
+        done = finished_results(output_path, item, settings)
+        if done is not None:
+            outcome[item.name] = f"finished earlier ({done})"
+            print(f"{stage}: finished earlier, kept ({done})", flush=True)
+            continue
+        if lm is None:
+            print(f"loading model {model} ({model_args})", flush=True)
+            lm = _load_model(model, model_args, device, batch_size)
+        print(f"{stage}: running ({', '.join(item.tasks)})", flush=True)
+        started = time.monotonic()
+        try:
+            saved = _evaluate_entry(lm, model, model_args, item, output_path, metadata or {}, limit, device,
+                                    batch_size, apply_chat_template, gen_kwargs, use_cache)  # fmt: skip
+        except _DATA_ERRORS() as error:
+            outcome[item.name] = "failed: " + " ".join(str(error).splitlines())
+            print(f"{stage}: {outcome[item.name]}", flush=True)
+            continue
+        outcome[item.name] = "ran"
+        print(f"{stage}: done in {time.monotonic() - started:.1f} s -> {saved}", flush=True)
+    return outcome
+
+
+def _DATA_ERRORS() -> tuple[type[BaseException], ...]:
+    from arab_mm_tasks.core.sources import DataSourceError
+    from arab_mm_tasks.core.spec import RecordError, SourceError
+    from dataset_builders.core.release import ReleaseUnavailable
+
+    return DataSourceError, RecordError, SourceError, ReleaseUnavailable
+
+
+def _load_model(model: str, model_args: str, device: str | None, batch_size: str | int):
+    from lm_eval.api.registry import get_model
+
+    return get_model(model).create_from_arg_string(model_args, {"batch_size": batch_size, "device": device})
+
+
+def _evaluate_entry(
+    lm: Any,
+    model: str,
+    model_args: str,
+    item: Entry,
+    output_path: Path,
+    metadata: dict[str, Any],
+    limit: float | None,
+    device: str | None,
+    batch_size: str | int,
+    apply_chat_template: bool,
+    gen_kwargs: str | None,
+    use_cache: bool,
+) -> Path:
+    from lm_eval import simple_evaluate
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.utils import make_table
+
+    from arab_mm_tasks.cli.demo import lm_eval_task_manager
+
+    _report_cache_hits()
+    tracker = EvaluationTracker(output_path=str(output_path))
+    cache = output_path / ".cache" / "".join(ch if ch.isalnum() else "_" for ch in f"{model}_{model_args}")
+    results = simple_evaluate(
+        model=lm,
+        model_args=model_args,
+        tasks=[item.name],
+        task_manager=lm_eval_task_manager(metadata),
+        metadata=metadata,
+        limit=limit,
+        device=device,
+        batch_size=batch_size,
+        use_cache=str(cache) if use_cache else None,
+        log_samples=True,
+        evaluation_tracker=tracker,
+        apply_chat_template=apply_chat_template,
+        gen_kwargs=gen_kwargs,
+    )
+    # as the lm_eval command line records it (a model object passed in reads as its class name)
+    results["config"]["model"] = model
+    samples = results.pop("samples")
+    tracker.save_results_aggregated(results=results, samples=samples)
+    for task_name in results["configs"]:
+        tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
+    print(make_table(results))
+    if results.get("groups"):
+        print(make_table(results, "groups"))
+    return output_path / tracker.general_config_tracker.model_name_sanitized / f"results_{tracker.date_id}.json"
+
+
+class _CacheHits(logging.Filter):
+    """Lets through lm-eval's one line per request type on its response cache ("Cached requests: 3, ...")."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage().startswith("Cached requests:")
+
+
+def _report_cache_hits() -> None:
+    """Show how many responses a resumed entry took from lm-eval's cache (its INFO logging is off by default)."""
+    logger = logging.getLogger("lm_eval.api.model")
+    if not any(isinstance(f, _CacheHits) for h in logger.handlers for f in h.filters):
+        handler = logging.StreamHandler(sys.stdout)
+        handler.addFilter(_CacheHits())
+        handler.setFormatter(logging.Formatter("  lm-eval response cache: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser(
+        "evaluate",
+        help="run a suite of tasks (the papers' headline variants, all, or a list) on one model through lm-eval, "
+        "resumably, written in lm-eval's own format",
+    )
+    s.add_argument("--model", required=True, help="lm-eval model type: hf, hf-multimodal, vllm, vllm-vlm, ...")
+    s.add_argument("--model_args", required=True, help="lm-eval model arguments, e.g. pretrained=Qwen/Qwen2.5-7B")
+    which = s.add_mutually_exclusive_group()
+    which.add_argument(
+        "--suite", choices=SUITES, default="headline", help="headline: the papers' default variants; all: every variant"
+    )
+    which.add_argument("--tasks", help="comma-separated task or family names instead of a suite")
+    s.add_argument("--output_path", required=True, help="lm-eval's output folder (re-running resumes in it)")
+    s.add_argument("--judge", help='judge settings, e.g. "model=gpt-4o-2024-11-20,base_url=..." (docs/judge.md)')
+    s.add_argument(
+        "--dataset-path",
+        action="append",
+        default=[],
+        metavar="BENCHMARK=DIR",
+        help="a benchmark's local built folder (or Hub repo), as lm-eval's --metadata <name>_path",
+    )
+    s.add_argument("--metadata", help="lm-eval --metadata JSON for the tasks (run options such as gimmick_max_side)")
+    s.add_argument("--limit", type=float, help="at most this many documents per task (testing only)")
+    s.add_argument("--device", help="e.g. cuda:0 or cpu")
+    s.add_argument("--batch_size", default="1")
+    s.add_argument("--apply_chat_template", action="store_true")
+    s.add_argument("--gen_kwargs", help="lm-eval generation overrides, e.g. max_gen_toks=256")
+    s.add_argument("--no-cache", action="store_true", help="do not keep model responses for a resumed run")
+    s.set_defaults(func=_cmd_evaluate)
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    metadata: dict[str, Any] = json.loads(args.metadata) if args.metadata else {}
+    for item in args.dataset_path:
+        name, sep, path = item.partition("=")
+        if not sep or name not in all_benchmarks():
+            raise KeyError(f"--dataset-path {item!r}: expected BENCHMARK=DIR with one of {', '.join(all_benchmarks())}")
+        metadata[all_benchmarks()[name].path_key] = path
+    limit = int(args.limit) if args.limit and args.limit >= 1 else args.limit
+    outcome = run_suite(
+        args.model, args.model_args, suite_entries(args.suite, args.tasks), Path(args.output_path),
+        judge=args.judge, metadata=metadata, limit=limit, device=args.device, batch_size=args.batch_size,
+        apply_chat_template=args.apply_chat_template, gen_kwargs=args.gen_kwargs, use_cache=not args.no_cache,
+    )  # fmt: skip
+    print("\nsummary:")
+    for name, what in outcome.items():
+        print(f"  {name}: {what}")
+    print(f"\nnext: arab-mm-tasks report {args.output_path} --out <folder>  (tables, heatmaps, one HTML page)")
+    return 1 if any(what.startswith("failed") for what in outcome.values()) else 0

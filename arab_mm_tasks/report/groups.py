@@ -1,0 +1,100 @@
+"""Per-item scores grouped by a field of their documents, each group's mean with a bootstrap interval.
+
+The interval is the percentile bootstrap over the group's items (1,000 resamples, 95%), seeded so
+that a report is reproducible. An item whose score is missing (a judgement not made, a NaN from a
+scorer) is counted as unscored and left out of the mean, as the harnesses do.
+
+>>> samples = [("t", {"doc": {"country": "Egypt"}, "acc": v}) for v in (1.0, 0.0, 1.0, 1.0)]
+>>> (egypt,) = group_scores(samples, "acc", lambda task, doc: [doc["country"]], scale=100)
+>>> egypt.group, egypt.n, egypt.mean
+('Egypt', 4, 75.0)
+>>> egypt.low <= 75.0 <= egypt.high
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from metric_plugins.breakdowns import sample_score
+
+BOOTSTRAP_RESAMPLES = 1000
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class GroupScore:
+    group: Any
+    n: int  # scored items
+    mean: float  # NaN when no item is scored
+    low: float  # bootstrap interval
+    high: float
+    unscored: int = 0
+
+    def cell(self, digits: int = 1) -> str:
+        """``54.2 [48.1, 60.3] n=38`` (or ``– n=0``)."""
+        if self.n == 0:
+            return f"– n=0{f' ({self.unscored} unscored)' if self.unscored else ''}"
+        return f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}] n={self.n}"
+
+
+def bootstrap_interval(values: Sequence[float], seed: int = 0) -> tuple[float, float]:
+    """The 95% percentile-bootstrap interval of the mean of `values` (NaN, NaN when empty)."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    means = np.empty(BOOTSTRAP_RESAMPLES)
+    chunk = max(1, 2_000_000 // data.size)  # bounded memory for large groups
+    for start in range(0, BOOTSTRAP_RESAMPLES, chunk):
+        stop = min(start + chunk, BOOTSTRAP_RESAMPLES)
+        means[start:stop] = data[rng.integers(0, data.size, (stop - start, data.size))].mean(axis=1)
+    tail = (1 - CONFIDENCE) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def item_score(sample: Mapping[str, Any], metric: str) -> float | None:
+    """A sample's score of `metric` (None: absent, unscored or NaN)."""
+    if metric not in sample:
+        return None
+    score = sample_score(sample[metric])
+    return None if score is None or math.isnan(score) else score
+
+
+def group_scores(
+    samples: Iterable[tuple[str, Mapping[str, Any]]],
+    metric: str,
+    group_of: Callable[[str, Mapping[str, Any]], Sequence[Any]],
+    scale: float = 1.0,
+    keep: Callable[[Any], Any] = lambda group: group,
+) -> list[GroupScore]:
+    """One `GroupScore` per group value, in first-seen order. `samples` are (task, sample) pairs; a sample
+    counts once in each group ``group_of(task, doc)`` names after ``keep`` (a None from ``keep`` drops it)."""
+    scores: dict[Any, list[float]] = defaultdict(list)
+    unscored: dict[Any, int] = defaultdict(int)
+    for task, sample in samples:
+        if metric not in sample:
+            continue  # a metric the sample's task does not compute (ALDi on MSA): not an unscored item
+        score = item_score(sample, metric)
+        for raw in group_of(task, sample.get("doc", {})):
+            group = keep(raw)
+            if group is None:
+                continue
+            if score is None:
+                unscored[group] += 1
+                scores.setdefault(group, [])
+            else:
+                scores[group].append(score * scale)
+    rows = []
+    for group, values in scores.items():
+        low, high = bootstrap_interval(values)
+        mean = sum(values) / len(values) if values else math.nan
+        rows.append(GroupScore(group, len(values), mean, low, high, unscored[group]))
+    return rows

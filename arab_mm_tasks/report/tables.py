@@ -1,0 +1,225 @@
+"""The report's tables: paper-shaped results tables, breakdowns with intervals, and the Arab-world scorecard.
+
+Every table is a `Table` (header + rows of plain values) written as Markdown and CSV; the page and
+the heatmaps read the same objects, so the three never disagree.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arab_mm_tasks.core.benchmark import Benchmark
+from arab_mm_tasks.core.countries import ARAB_COUNTRIES, ARABIC_NAME, canonical_country
+from arab_mm_tasks.core.registry import all_families
+from arab_mm_tasks.core.reporting import Breakdown, Pools, ResultsTable, ScorecardColumn, cell_task
+from arab_mm_tasks.report.groups import GroupScore, group_scores
+from arab_mm_tasks.report.runs import ModelRun
+
+MIN_ITEMS = 30  # a group with fewer scored items is shown, flagged, and never ranked
+
+
+@dataclass
+class Table:
+    key: str
+    title: str
+    source: str
+    header: list[str]
+    rows: list[list[Any]]  # cells: str, float (NaN: no value) or None
+    notes: list[str] = field(default_factory=list)
+    digits: int = 2
+    # for heatmaps: model x group means, and the groups flagged for too few items per model
+    matrix: dict[str, dict[str, float]] = field(default_factory=dict)
+    flagged: dict[str, set[str]] = field(default_factory=dict)
+
+    def text(self, value: Any) -> str:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "–"
+        return f"{value:.{self.digits}f}" if isinstance(value, float) else str(value)
+
+    def markdown(self) -> str:
+        lines = [f"### {self.title}", "", f"Source: {self.source}", ""]
+        lines.append("| " + " | ".join(self.header) + " |")
+        lines.append("|" + "---|" * len(self.header))
+        lines += ["| " + " | ".join(self.text(cell) for cell in row) + " |" for row in self.rows]
+        return "\n".join(lines + ([""] + [f"- {note}" for note in self.notes] if self.notes else []))
+
+    def write(self, folder: Path) -> list[Path]:
+        """``<key>.md`` and ``<key>.csv`` (numbers unrounded in the CSV)."""
+        md, csv_path = folder / f"{self.key}.md", folder / f"{self.key}.csv"
+        md.write_text(self.markdown() + "\n", encoding="utf-8")
+        with csv_path.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(self.header)
+            writer.writerows([["" if c is None or (isinstance(c, float) and math.isnan(c)) else c for c in row]
+                              for row in self.rows])  # fmt: skip
+        return [md, csv_path]
+
+
+# ----------------------------------------------------------------------------- paper-shaped results tables
+
+
+def family_value(run: ModelRun, task: str, metric: str) -> float | None:
+    """A task's value, or for an averaged family the run lacks as a group (lighteval has no groups) the
+    unweighted mean of its members, when the run has them all (GIMMICK's "Avg.")."""
+    value = run.value(task, metric)
+    family = all_families().get(task)
+    if value is not None or family is None or not family.average or family.weight_by_size:
+        return value
+    members = [run.value(member, metric) for member in family.tasks]
+    return None if any(v is None for v in members) else sum(members) / len(members)  # type: ignore[arg-type]
+
+
+def results_table(spec: ResultsTable, runs: Sequence[ModelRun]) -> Table | None:
+    """`spec` over the runs; None when no run has any of its cells."""
+    row_specs: list[tuple[str | None, str | None]] = list(spec.rows) or [(None, None)]
+    header = ["model", *(["subset"] if spec.rows else []), *(column.label for column in spec.columns)]
+    rows: list[list[Any]] = []
+    found = False
+    for run in runs:
+        for label, row_task in row_specs:
+            values = [family_value(run, cell_task(column, row_task), column.metric) for column in spec.columns]
+            if all(value is None for value in values):
+                continue  # a model or subset the runs lack
+            found = True
+            scaled = [math.nan if v is None else v * c.scale for v, c in zip(values, spec.columns, strict=True)]
+            rows.append([run.label, *([label] if spec.rows else []), *scaled])
+    if not found:
+        return None
+    return Table(spec.key, spec.title, spec.source, header, rows, digits=spec.digits)
+
+
+# ----------------------------------------------------------------------------- breakdowns by a document field
+
+
+def pool_samples(run: ModelRun, pools: Pools) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(task, sample) of the run's first pool with samples (`arab_mm_tasks.core.reporting.Pools`)."""
+    for pool in pools:
+        present = [task for task in pool if run.has_samples(task)]
+        if present:
+            for task in present:
+                for sample in run.samples(task):
+                    yield task, sample
+            return
+
+
+def breakdown_table(spec: Breakdown, runs: Sequence[ModelRun], min_items: int = MIN_ITEMS) -> Table | None:
+    """A row per group value, a column per model: ``mean [low, high] n=N``; None when no run has the samples."""
+    per_model: dict[str, dict[str, GroupScore]] = {}
+    for run in runs:
+        scores = group_scores(pool_samples(run, spec.tasks), spec.metric, spec.group_of, spec.scale)
+        if scores:
+            per_model[run.label] = {group_label(spec, s.group): s for s in scores}
+    if not per_model:
+        return None
+    groups = sorted({group for scores in per_model.values() for group in scores})
+    header = [spec.group_label, *per_model]
+    rows = [[group, *(_cell(scores.get(group), min_items) for scores in per_model.values())] for group in groups]
+    table = Table(spec.key, spec.title, spec.source, header, rows)
+    table.matrix = {model: {g: s.mean for g, s in scores.items()} for model, scores in per_model.items()}
+    table.flagged = {model: {g for g, s in scores.items() if s.n < min_items} for model, scores in per_model.items()}
+    table.notes.append(_interval_note(min_items))
+    return table
+
+
+def group_label(spec: Breakdown, group: Any) -> str:
+    """How a group is printed: the declared label, else an Arab country in English and Arabic, else as is."""
+    if str(group) in spec.labels:
+        return spec.labels[str(group)]
+    country = canonical_country(group)
+    return country_label(country) if country else str(group)
+
+
+def _cell(score: GroupScore | None, min_items: int) -> str:
+    if score is None:
+        return "–"
+    return score.cell() + (" †" if score.n < min_items else "")
+
+
+def _interval_note(min_items: int) -> str:
+    return (f"mean [95% bootstrap interval over items, 1,000 resamples] n=scored items; † fewer than {min_items} "
+            "items: shown, not ranked")  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- the Arab-world scorecard
+
+
+@dataclass
+class Scorecard:
+    """Per model: for every Arab country and scorecard column, the country's items' score."""
+
+    columns: list[tuple[str, ScorecardColumn]]  # (benchmark title, column)
+    scores: dict[str, dict[str, dict[str, GroupScore]]]  # model -> column label -> country -> score
+    outside: dict[str, dict[str, int]]  # model -> column label -> items naming no Arab country
+    min_items: int
+
+    def summary(self, model: str, country: str) -> float | None:
+        """The mean of the country's columns that have at least `min_items` items; None when none has."""
+        values = [s.mean for s in self._cells(model, country) if s.n >= self.min_items]
+        return sum(values) / len(values) if values else None
+
+    def _cells(self, model: str, country: str) -> list[GroupScore]:
+        return [by_country[country] for by_country in self.scores[model].values() if country in by_country]
+
+    def ranks(self, model: str) -> dict[str, int]:
+        """1 = best summary, over the countries that have one."""
+        summaries = {c: s for c in ARAB_COUNTRIES if (s := self.summary(model, c)) is not None}
+        ordered = sorted(summaries, key=lambda c: -summaries[c])
+        return {country: rank for rank, country in enumerate(ordered, 1)}
+
+    def table(self, model: str) -> Table:
+        labels = [column.label for _, column in self.columns if column.label in self.scores[model]]
+        header = ["country", "الدولة", *labels, "summary", "rank"]
+        ranks = self.ranks(model)
+        rows = []
+        for country in ARAB_COUNTRIES:
+            cells = [_cell(self.scores[model].get(label, {}).get(country), self.min_items) for label in labels]
+            summary = self.summary(model, country)
+            rank: Any = ranks.get(country, "not ranked" if any(c != "–" for c in cells) else "–")
+            rows.append([country, ARABIC_NAME[country], *cells, math.nan if summary is None else summary, rank])
+        missing = [column.label for _, column in self.columns if column.label not in labels]
+        notes = [f"{column.label}: {column.note}" for _, column in self.columns if column.label in labels]
+        if missing:
+            notes.append(f"no per-item samples of {', '.join(missing)} in this run")
+        notes += [
+            f"summary: mean of the columns with at least {self.min_items} items; rank 1 = highest summary; "
+            "countries without such a column are not ranked",
+            _interval_note(self.min_items),
+        ]
+        for label, count in self.outside.get(model, {}).items():
+            if count:
+                notes.append(f"{label}: {count} items name no Arab country and are not in this table")
+        key = "scorecard_" + "".join(ch if ch.isalnum() else "_" for ch in model).strip("_")
+        table = Table(key, f"Arab-world scorecard: {model}", "all benchmarks' per-item scores by country", header,
+                      rows, notes=notes, digits=1)  # fmt: skip
+        table.matrix = {label: {c: s.mean for c, s in by_c.items()} for label, by_c in self.scores[model].items()}
+        table.flagged = {label: {c for c, s in by_c.items() if s.n < self.min_items}
+                         for label, by_c in self.scores[model].items()}  # fmt: skip
+        return table
+
+
+def scorecard(benchmarks: Sequence[Benchmark], runs: Sequence[ModelRun], min_items: int = MIN_ITEMS) -> Scorecard:
+    columns = [(b.title, b.report.scorecard) for b in benchmarks if b.report and b.report.scorecard]
+    scores: dict[str, dict[str, dict[str, GroupScore]]] = {}
+    outside: dict[str, dict[str, int]] = {}
+    for run in runs:
+        scores[run.label], outside[run.label] = {}, {}
+        for _, column in columns:
+            samples = list(pool_samples(run, column.tasks))
+            if not samples:
+                continue
+            by_country = group_scores(samples, column.metric, column.countries_of, column.scale, canonical_country)
+            scores[run.label][column.label] = {s.group: s for s in by_country}
+            outside[run.label][column.label] = sum(
+                1 for task, s in samples if not any(canonical_country(c) for c in column.countries_of(task, s["doc"]))
+            )
+    return Scorecard(columns, scores, outside, min_items)
+
+
+def country_label(country: str) -> str:
+    """``Egypt · مصر``: the English and Arabic names, for tables and heatmaps."""
+    return f"{country} · {ARABIC_NAME.get(country, '')}".rstrip(" ·")

@@ -1,0 +1,103 @@
+"""`arab-mm-tasks evaluate`, the installed command: a text-only model on the headline suite (vision tasks skipped
+with a note, GIMMICK's text-only members run), a vision model with a loopback judge, and re-runs that do no model
+or judge work: finished entries are skipped, an entry cut off before its results reuses responses and judgements."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import console_script, run_cli
+
+from arab_mm_tasks.report.runs import read_runs
+from metric_plugins.judge.loopback import LoopbackServer
+
+pytestmark = pytest.mark.slow
+
+
+def _evaluate(args: list[str], env: dict[str, str], cwd) -> str:
+    proc = run_cli([console_script("arab-mm-tasks"), "evaluate", "--device", "cpu", *args], env=env, cwd=cwd)
+    return proc.stdout + proc.stderr
+
+
+def test_text_model_runs_the_headline_suite_and_skips_what_needs_images(
+    tmp_path, tiny_lm_dir, arabculture_hub_dir, gimmick_hub_dir, cli_env
+):
+    out = tmp_path / "runs"
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_lm_dir}", "--output_path", str(out),
+            "--dataset-path", f"arabculture={arabculture_hub_dir}", "--dataset-path", f"gimmick={gimmick_hub_dir}",
+            "--limit", "2", "--gen_kwargs", "max_gen_toks=4"]  # fmt: skip
+    env = {**cli_env, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    log = _evaluate(args, env, tmp_path)
+    for name in ("gimmick_civqa_none", "pearl", "jeem_caption", "arb"):
+        assert f"{name}: skipped: needs images, and model type 'hf' is text-only" in log
+    assert "ran its text-only members gimmick_coqa_c_text" in log
+    (run,) = read_runs([out])
+    # lm-eval's own output: the headline ArabCulture variants and GIMMICK's text-only inputs
+    assert {"arabculture_mcq_en_none", "arabculture_completion_en_none", "gimmick_coqa_c_text",
+            "gimmick_coqa_r_text", "gimmick_ckqa_d_text"} <= set(run.results)  # fmt: skip
+    assert len(run.samples("arabculture_mcq_en_none")) == 2 * 13  # --limit 2 per country subtask
+    results = sorted(out.rglob("results_*.json"))
+
+    again = _evaluate(args, env, tmp_path)
+    assert "loading model" not in again  # nothing left to run: the model is never loaded
+    assert again.count("finished earlier, kept") == 5
+    assert sorted(out.rglob("results_*.json")) == results
+
+
+def test_vision_model_judged_and_resumed_without_model_or_judge_work(tmp_path, tiny_vlm_dir, gimmick_hub_dir, cli_env):
+    out = tmp_path / "runs"
+    with LoopbackServer() as server:
+        judge = f"model=judge-model,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
+        args = ["--model", "hf-multimodal", "--model_args", f"pretrained={tiny_vlm_dir}", "--output_path", str(out),
+                "--tasks", "gimmick_civqa_none,gimmick_ckqa_n", "--dataset-path", f"gimmick={gimmick_hub_dir}",
+                "--judge", judge, "--limit", "3", "--gen_kwargs", "max_gen_toks=4"]  # fmt: skip
+        env = {**cli_env, "OPENAI_API_KEY": "unused", "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+        _evaluate(args, env, tmp_path)
+        assert server.total == 3  # gimmick_ckqa_n's three samples, judged in the run
+        (run,) = read_runs([out])
+        assert run.results["gimmick_ckqa_n"]["judge_score_unscored"] == 0
+        judged = {s["doc_id"]: s["filtered_resps"] for s in run.samples("gimmick_ckqa_n")}
+        for file in out.rglob("results_*.json"):
+            assert "judge-model" not in file.read_text()  # judge settings stay out of lm-eval's --metadata
+
+        again = _evaluate(args, env, tmp_path)
+        assert "loading model" not in again and again.count("finished earlier, kept") == 2
+        assert server.total == 3
+
+        # an entry cut off before its results were written: run again, from the caches
+        (ckqa,) = [f for f in out.rglob("results_*.json") if "gimmick_ckqa_n" in json.loads(f.read_text())["results"]]
+        ckqa.unlink()
+        resumed = _evaluate(args, env, tmp_path)
+        assert (
+            "[2/2] gimmick_ckqa_n: running" in resumed and "[1/2] gimmick_civqa_none: finished earlier, kept" in resumed
+        )
+        assert "Cached requests: 3, Requests remaining: 0" in resumed  # lm-eval's response cache: no generation
+        assert server.total == 3  # every judgement from the judge's cache
+        (run,) = read_runs([out])
+        assert {s["doc_id"]: s["filtered_resps"] for s in run.samples("gimmick_ckqa_n")} == judged
+
+
+def test_a_results_file_counts_as_finished_only_for_the_same_settings(tmp_path):
+    from arab_mm_tasks.cli.evaluate import RunSettings, entry, finished_results
+
+    folder = tmp_path / "org__m"
+    folder.mkdir()
+    stamp = "2026-01-01T00-00-00.000000"
+    data = {"results": {"arabculture_mcq": {}}, "configs": {"arabculture_mcq_en_none_egypt": {}},
+            "config": {"model": "hf", "model_args": "pretrained=org/m", "limit": 5.0,
+                       "gen_kwargs": {"max_gen_toks": 4}}, "chat_template": None}  # fmt: skip
+    (folder / f"results_{stamp}.json").write_text(json.dumps(data))
+    item = entry("arabculture_mcq")
+    same = RunSettings("hf", "pretrained=org/m", 5.0, "max_gen_toks=4")
+    assert finished_results(tmp_path, item, same) is None  # its samples file is missing: cut off after results
+    (folder / f"samples_arabculture_mcq_en_none_egypt_{stamp}.jsonl").write_text("{}\n")
+    assert finished_results(tmp_path, item, same) == folder / f"results_{stamp}.json"
+    for other in (
+        RunSettings("hf", "pretrained=org/m", None, "max_gen_toks=4"),
+        RunSettings("hf", "pretrained=org/m", 5.0, "max_gen_toks=8"),
+        RunSettings("hf", "pretrained=org/m", 5.0, "max_gen_toks=4", apply_chat_template=True),
+        RunSettings("vllm", "pretrained=org/m", 5.0, "max_gen_toks=4"),
+    ):
+        assert finished_results(tmp_path, item, other) is None, other
+    assert finished_results(tmp_path, entry("arabculture_completion"), same) is None
