@@ -106,6 +106,34 @@ def test_an_id_list_replaces_the_sample_and_unknown_ids_fail(tmp_path):
         build(tmp_path / "out2", src, eval_ids=ids)
 
 
+def test_the_sample_is_drawn_from_valid_records_only(tmp_path, monkeypatch):
+    """A bad record the hash ranks first (its image does not decode) must not take its team's place."""
+    monkeypatch.setattr(subset, "QUOTAS", dict.fromkeys(subset.QUOTAS, 1))
+    src = write_jeem_jsonl(tmp_path / "src")
+    (src.parent / "images" / "broken.png").write_bytes(b"not a png")
+    lines = src.read_text("utf-8").splitlines()
+    egyptian = json.loads(lines[2])  # egypt's shared-image record, first in egypt's seeded order
+    assert (egyptian["country"], egyptian["image_id"]) == ("Egyptian", "omani-halwa")
+    assert subset.sample([("egypt", "omani-halwa"), ("egypt", "egypt-own")]) == {("egypt", "omani-halwa")}
+    egyptian["image"] = "images/broken.png"
+    lines[2] = json.dumps(egyptian, ensure_ascii=False)
+    src.write_text("\n".join(lines) + "\n", "utf-8")
+
+    report = build(tmp_path / "out", src, on_bad_records="skip")
+    assert [s.record for s in report.skipped] == [f"{src}:3: jeem row 2 (image_id 'omani-halwa')"]
+    (row,) = _rows(tmp_path / "out", "captioning_egyptian_eval350")
+    assert row["id"] == "egypt-egypt-own"  # the next valid record in egypt's order, not a hole
+    assert [r["in_eval_subset"] for r in _rows(tmp_path / "out", "captioning_egyptian")] == [True]
+    assert report.stats["eval_subset_egypt"] == 1 and report.counts["captioning_msa_eval350"] == 4
+    assert "| 1 of 1 |" in (tmp_path / "out" / "README.md").read_text("utf-8")
+
+    ids = tmp_path / "ids.txt"  # an id list naming the skipped record: left out, and said so
+    ids.write_text("egypt-omani-halwa\nmorocco-own\n", "utf-8")
+    report = build(tmp_path / "out2", src, eval_ids=ids, on_bad_records="skip")
+    assert report.counts["captioning_msa_eval350"] == 1 and "captioning_egyptian_eval350" not in report.counts
+    assert "evaluation id list: 1 ids name records skipped as bad: egypt-omani-halwa" in report.warnings
+
+
 # --- the Hub release ---------------------------------------------------------------------------
 
 
@@ -151,10 +179,45 @@ def test_an_unmappable_hub_layout_names_every_field_it_cannot_map(tmp_path, monk
     for field in ("caption_dialect", "caption_msa", "questions", "answers"):
         assert f"field {field!r}: no column named" in message
     assert "field 'image_id'" not in message and "text_local" in message and "--columns" in message
+    assert "\n  columns not used: ['text_local', 'text_standard', 'qs', 'as_']\n" in message
     columns = "caption_dialect=text_local,caption_msa=text_standard,questions=qs,answers=as_"
     assert build(tmp_path / "out", "toloka/JEEM", columns=columns).counts["vqa_moroccan"] == 4
     with pytest.raises(SourceError, match="the source has no column 'nope'"):
         build(tmp_path / "out", "toloka/JEEM", columns=columns + ",topic=nope")
+
+
+def _one_question_per_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, names: tuple[str, str]) -> None:
+    """``toloka/JEEM`` in the Hub cache with one row per question: the record's fields repeated on each."""
+    import huggingface_hub
+    from hub_fixtures import cached_repo
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    snapshot = cached_repo(tmp_path / "hub", "toloka/JEEM")
+    rows = []
+    for record in jeem_records(tmp_path / "images"):
+        questions, answers = record.pop("questions"), record.pop("answers")
+        record["image"] = {"bytes": (tmp_path / record["image"]).read_bytes(), "path": None}
+        record.pop("image_origin_country", None)
+        rows += [{**record, names[0]: q, names[1]: a} for q, a in zip(questions, answers, strict=True)]
+    (snapshot / "data").mkdir()
+    datasets.Dataset.from_list(rows).to_parquet(snapshot / "data" / "test-00000-of-00001.parquet")
+
+
+@pytest.mark.parametrize("names", [("question", "answer"), ("questions", "answers")])
+def test_one_row_per_question_is_one_schema_error_not_one_per_record(tmp_path, monkeypatch, names):
+    _one_question_per_row(tmp_path, monkeypatch, names)
+    with pytest.raises(SourceError) as error:
+        build(tmp_path / "out", "toloka/JEEM", on_bad_records="skip")
+    message = str(error.value)
+    question, answer = names
+    assert message.startswith(
+        f"JEEM source toloka/JEEM has one row per question: columns {question!r} and {answer!r} hold one question "
+        "and one answer a row"
+    )
+    assert "group the rows by 'image_id' and 'country' first" in message
+    unused = [] if names == ("questions", "answers") else [question, answer]
+    assert message.endswith(f"columns not used: {unused}")
+    assert not (tmp_path / "out").exists()  # nothing read or written record by record
 
 
 # --- bad records ---------------------------------------------------------------------------------

@@ -102,7 +102,9 @@ def _pngs(count: int) -> list[bytes]:
     return [image_bytes(make_image(i)) for i in range(count)]  # the scripted judge ignores the pixels
 
 
-def test_lm_eval_prints_every_metric_per_dialect_recomputable_from_its_samples(tmp_path, jeem_dir, models, env, judge):
+def test_lm_eval_prints_every_metric_per_dialect_recomputable_from_its_samples(
+    tmp_path, jeem_dir, models, env, judge, capsys
+):
     server, settings = judge
     out = tmp_path / "out"
     proc = run_cli(
@@ -131,33 +133,67 @@ def test_lm_eval_prints_every_metric_per_dialect_recomputable_from_its_samples(t
                 assert results[task][f"{name},none"] == pytest.approx(value, rel=1e-6, abs=1e-6), (task, name)
         assert results[task]["judge_con_unscored,none"] == 0
     assert "aldi,none" not in results["jeem_caption_msa"] and "judge_dauth,none" not in results["jeem_caption_msa"]
+    _check_agreement_on_the_run(out, tmp_path, capsys)
     images = [
         json.dumps(json.loads(r.body)).count('"type": "image_url"') for r in server.requests if b"Generated" in r.body
     ]
     assert images and all(count == 1 for count in images)  # Figures 9 and 11: the judge sees the image
 
 
+def _check_agreement_on_the_run(out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`arab-mm-tasks agreement` on the run's own samples and a ratings file: tau-c recomputed with scipy."""
+    from scipy import stats
+
+    from arab_mm_tasks.cli import main
+
+    dialects = [f"jeem_caption_{v.key}" for v in VARIETIES if v.is_dialect]
+    scores, rows = [], ["id,con,rel"]
+    for n, task in enumerate(dialects):
+        (samples_file,) = out.rglob(f"samples_{task}_*.jsonl")
+        for i, line in enumerate(samples_file.read_text().splitlines()):
+            sample = json.loads(line)
+            rows.append(f"{sample['doc']['id']},{1 + (n + i) % 5},{5 - (2 * n + i) % 4}")
+            scores.append(sample["bertscore"]["score"])
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    target = [2 * c * r / (c + r) for c, r in (map(int, row.split(",")[1:]) for row in rows[1:])]
+    args = ["agreement", str(ratings), str(out), "--id", "id", "--tasks", ",".join(dialects), "--json"]
+    capsys.readouterr()
+    assert main([*args, "--target", "cr=hmean(con,rel)", "--metrics", "bertscore@cr"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["kendall_tau_c"]
+    assert (row["n"], row["x100"]) == (len(scores), round(100 * stats.kendalltau(scores, target, variant="c")[0], 2))
+
+
 def test_lighteval_vision_model_reports_the_same_metrics(tmp_path, jeem_dir, models, env, judge):
+    """A caption task and the ``jeem_vqa`` group (lighteval has no groups: arab-mm-lighteval expands ours)."""
     _, settings = judge
     out = tmp_path / "out"
     run_cli(
         [console_script("arab-mm-lighteval"), "accelerate", f"model_name={models['vlm']},generation_size=12",
-         "jeem_caption_moroccan|0", "--vision-model", "--judge", settings,
+         "jeem_caption_moroccan|0,jeem_vqa|0", "--vision-model", "--judge", settings,
          "--dataset-path", f"jeem={jeem_dir}", "--max-samples", str(LIMIT),
          "--output-dir", str(out), "--save-details"],
         env=env, cwd=tmp_path,
     )  # fmt: skip
     (results_file,) = out.rglob("results_*.json")
-    results = json.loads(results_file.read_text())["results"]["jeem_caption_moroccan|0"]
-    (details,) = out.rglob("details_jeem_caption_moroccan|0_*.parquet")
-    rows = pd.read_parquet(details)
-    predictions = [response["text"][0].strip() for response in rows["model_response"]]
-    references = [doc["specific"]["target"] for doc in rows["doc"]]
-    assert references == [CAPTIONS["Moroccan"]] * LIMIT
-    for name, value in {**expected_scores("jeem_caption_moroccan", predictions, references, models),
-                        **_dcscore(predictions, references, settings)}.items():  # fmt: skip
-        assert results[name] == pytest.approx(value, rel=1e-6, abs=1e-6), name
-    assert not math.isnan(results["bertscore"])
+    all_results = json.loads(results_file.read_text())["results"]
+    vqa = [f"jeem_vqa_{d}" for d in ("jordanian", "emirati", "egyptian", "moroccan")]
+    assert set(all_results) == {f"{task}|0" for task in ["jeem_caption_moroccan", *vqa]} | {"all"}
+    for task in ["jeem_caption_moroccan", *vqa]:
+        results = all_results[f"{task}|0"]
+        (details,) = out.rglob(f"details_{task}|0_*.parquet")
+        rows = pd.read_parquet(details)
+        predictions = [response["text"][0].strip() for response in rows["model_response"]]
+        references = [doc["specific"]["target"] for doc in rows["doc"]]
+        expected = expected_scores(task, predictions, references, models)
+        if task == "jeem_caption_moroccan":
+            assert references == [CAPTIONS["Moroccan"]] * LIMIT
+            expected |= _dcscore(predictions, references, settings)
+            assert not math.isnan(results["bertscore"])
+        else:
+            assert set(expected) == {"judge_con", "judge_rel", "judge_flu", "judge_dauth"}  # Figure 11 only
+        for name, value in expected.items():
+            assert results[name] == pytest.approx(value, rel=1e-6, abs=1e-6), (task, name)
 
 
 def test_the_judge_command_scores_a_predict_only_run(tmp_path, jeem_dir, models, env, judge):

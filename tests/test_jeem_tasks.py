@@ -72,6 +72,25 @@ def test_caption_and_vqa_prompts_name_the_variety(folder):
     )
 
 
+def test_the_prompt_table_in_the_docs_is_the_one_the_tasks_use():
+    from arab_mm_tasks.jeem.prompts import CAPTION_INSTRUCTION, VQA_INSTRUCTION
+    from arab_mm_tasks.jeem.vocabulary import VARIETIES
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    fidelity = (docs / "fidelity.md").read_text("utf-8")
+    for text in (CAPTION_INSTRUCTION, VQA_INSTRUCTION):
+        assert f"| {text} (" in fidelity
+    for variety in VARIETIES:
+        assert f"| {variety.name_ar} |" in fidelity
+    catalogue = (docs / "tasks.md").read_text("utf-8")  # every full-data task's prompt, rendered
+    for spec in (spec for spec in SPECS.values() if spec.benchmark == "jeem"):
+        assert (f"<summary><code>{spec.name}</code></summary>" in catalogue) != spec.name.endswith("_eval350")
+    judge = (docs / "judge.md").read_text("utf-8")
+    for prompt in ("jeem_caption", "jeem_caption_msa", "jeem_caption_refonly", "jeem_caption_refonly_msa", "jeem_vqa"):
+        assert f"`{prompt}`" in judge
+    assert "`CriterionLines(criteria, low, high)`" in judge
+
+
 # --- judge messages ------------------------------------------------------------------------------------
 
 MSA_PROMPT = """You are an expert evaluator assessing the quality of an Arabic image caption. You will be given an image, a reference caption, and a caption to evaluate. Your task is to carefully analyze all three and evaluate the given caption based on three criteria: **Consistency, Relevance, and Fluency.**
@@ -215,6 +234,60 @@ def test_an_invalid_reply_is_counted_unscored_not_scored(folder, judge_server, r
     assert _aggregate(task, values, "judge_con_unscored") == 1.0
     assert _aggregate(task, values, "judge_dauth_unscored") == 1.0
     assert values[0]["judge_con"]["judge_status"] == "invalid" and values[0]["judge_con"]["score"] is None
+
+
+def _texts(server, stage: str) -> list[str]:
+    """The user text of every request of one DCScore stage."""
+    from test_dcscore import stage_of
+
+    texts = []
+    for request in server.requests:
+        content = json.loads(request.body)["messages"][-1]["content"]
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        texts.append("".join(p["text"] for p in parts if p["type"] == "text"))
+    return [text for text in texts if stage_of(text) == stage]
+
+
+def test_dcscore_prompts_follow_the_runs_language_option(folder, judge_server, monkeypatch):
+    """``--metadata '{"jeem_dcscore_language": "ar"}'``: DCScore's Arabic prompts; without it, DeCapBench's."""
+    from arab_mm_tasks.harness import lm_eval_hooks
+    from metric_plugins.judge import JudgeItem
+    from metric_plugins.judge.prompts.dcscore import DCSCORE_EXTRACT, DCSCORE_EXTRACT_AR
+
+    monkeypatch.setattr(judging, "_dcscore_language", ["en"])
+    task = "jeem_caption_jordanian"
+    spec, doc = SPECS[task], _doc(folder, "captioning_jordanian", "jordan-jordan-own")
+
+    def extraction_requests(prediction: str, **options: str) -> list[str]:
+        lm_eval_hooks.load_dataset(benchmark="jeem", config="captioning_jordanian", split="test",
+                                   jeem_path=str(folder), **options)  # fmt: skip
+        judge_server.requests.clear()
+        _aggregate(task, [score_sample(spec, doc, prediction, spec.render(doc).images)], "dcscore_f1")
+        return sorted(_texts(judge_server, "extract"))
+
+    def rendered(prompt, caption: str) -> str:
+        return prompt.render(JudgeItem({"caption": caption}))[-1].text
+
+    arabic = extraction_requests(PREDICTION, jeem_dcscore_language="ar")
+    assert arabic == sorted(rendered(DCSCORE_EXTRACT_AR, c) for c in (PREDICTION, doc["reference"]))
+    english = extraction_requests(PREDICTION + " 2")  # the paper's default: the option left out
+    assert english == sorted(rendered(DCSCORE_EXTRACT, c) for c in (PREDICTION + " 2", doc["reference"]))
+    with pytest.raises(ValueError, match="jeem_dcscore_language: DCScore language must be one of en, ar, got 'fr'"):
+        extraction_requests(PREDICTION, jeem_dcscore_language="fr")
+
+
+def test_the_judge_command_scores_dcscore_with_the_runs_own_language(tmp_path, monkeypatch):
+    """`arab-mm-tasks judge` on lm-eval samples applies the run's --metadata, read from its results file."""
+    from arab_mm_tasks.cli import judge_saved
+
+    monkeypatch.setattr(judging, "_dcscore_language", ["en"])
+    stamp = "2025-05-01T10-00-00.000000"
+    samples = tmp_path / f"samples_jeem_caption_jordanian_{stamp}.jsonl"
+    metadata = {"jeem_path": "/data/jeem", "jeem_dcscore_language": "ar", "version": 1}
+    results = {"configs": {"jeem_caption_jordanian": {"metadata": metadata}}}
+    (tmp_path / f"results_{stamp}.json").write_text(json.dumps(results), encoding="utf-8")
+    judge_saved._apply_run_options(SPECS["jeem_caption_jordanian"], samples)
+    assert judging.dcscore_language() == "ar"
 
 
 # --- encoder and lexical metrics on the four real captions ---------------------------------------------

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import doctest
 import json
 import subprocess
 import sys
@@ -132,6 +133,25 @@ def test_our_options_are_removed_and_custom_tasks_defaulted():
         lighteval_cli.split_options(["--dataset-path", "/d"])
 
 
+def test_metadata_sets_the_benchmarks_run_options_as_lm_eval_does(monkeypatch, capsys):
+    from arab_mm_tasks.core import judging
+
+    monkeypatch.setattr(judging, "_dcscore_language", ["en"])
+    argv, metadata = lighteval_cli.pop_metadata(
+        ["accelerate", "m", "t", "--metadata", '{"jeem_dcscore_language": "ar"}']
+    )
+    assert (argv, metadata) == (["accelerate", "m", "t"], {"jeem_dcscore_language": "ar"})
+    lighteval_cli.apply_metadata(metadata)
+    assert judging.dcscore_language() == "ar"
+    for bad, message in [
+        ('{"jeem_dcscore_language": "fr"}', "jeem_dcscore_language: DCScore language must be one of en, ar, got 'fr'"),
+        ('{"jeem_path": "/d"}', "--metadata: unknown run option(s) ['jeem_path']"),
+        ("[1]", "--metadata takes a JSON object, got '[1]'"),
+    ]:
+        assert lighteval_cli.run(["accelerate", "m", "t", f"--metadata={bad}"]) == 2
+        assert message in capsys.readouterr().err
+
+
 def test_bad_dataset_options_exit_2(tmp_path, capsys):
     assert lighteval_cli.run(["accelerate", "m", "t", "--dataset-path", f"arabculture={tmp_path}/no"]) == 2
     assert lighteval_cli.run(["accelerate", "m", "t", "--dataset-path", f"other={tmp_path}"]) == 2
@@ -143,7 +163,7 @@ def test_bad_dataset_options_exit_2(tmp_path, capsys):
 @pytest.fixture()
 def restore_registry(monkeypatch):
     """Undo the registry patches after the test (monkeypatch restores the original class attributes)."""
-    for name in ("load_all_task_configs", "_expand_task_definition"):
+    for name in ("load_all_task_configs", "_expand_task_definition", "_get_full_task_list_from_input_string"):
         monkeypatch.setattr(Registry, name, Registry.__dict__[name])
 
 
@@ -156,6 +176,32 @@ def test_registry_loads_only_our_tasks_and_runs_exact_names_as_themselves(restor
     assert sorted(registry.task_to_configs) == ["arabculture_mcq_en_none", "arabculture_mcq_en_none:egypt"]
     assert set(registry._task_registry) == set(TABLE)
     assert "lighteval.tasks.tasks.tiny_benchmarks" not in sys.modules  # its import downloads a file
+
+
+def test_our_group_names_run_their_tasks(restore_registry, tmp_path):
+    lighteval_cli.patch_registry({})
+    tasks = "jeem_caption|0,pearl|0,arabculture_mcq_en_none_gulf|0,jeem_caption_msa|0,arabculture_mcq|0"
+    registry = Registry(tasks=tasks, custom_tasks=MODULE)
+    varieties = ("msa", "jordanian", "emirati", "egyptian", "moroccan")
+    expected = {f"jeem_caption_{v}" for v in varieties} | {"pearl_closed", "pearl_open", "arabculture_mcq"}
+    expected |= {f"arabculture_mcq_en_none:{c}" for c in ("ksa", "uae", "yemen")}  # the Gulf countries
+    assert set(registry.task_to_configs) == expected
+    assert {c.full_name for configs in registry.task_to_configs.values() for c in configs} == {
+        f"{name}|0" for name in expected
+    }  # a member named on its own as well runs once
+    listed = tmp_path / "tasks.txt"  # lighteval also reads the list from a file
+    listed.write_text("# JEEM VQA\njeem_vqa|0\n", encoding="utf-8")
+    assert sorted(Registry(tasks=str(listed), custom_tasks=MODULE).task_to_configs) == [
+        f"jeem_vqa_{d}" for d in ("egyptian", "emirati", "jordanian", "moroccan")
+    ]
+
+
+def test_group_expansion_keeps_shots_suite_and_metric_parameters():
+    groups = {"g": ["a", "b"]}
+    assert lighteval_cli.expand_groups(["g|0", "x|0"], groups) == ["a|0", "b|0", "x|0"]
+    assert lighteval_cli.expand_groups(["lighteval|g|0"], groups) == ["lighteval|a|0", "lighteval|b|0"]
+    assert lighteval_cli.expand_groups(["g@k=1|0", "g"], groups) == ["a@k=1|0", "b@k=1|0", "a", "b"]
+    assert doctest.testmod(lighteval_cli).failed == 0
 
 
 def test_details_hashing_accepts_str_as_xxhash_4_does_not():

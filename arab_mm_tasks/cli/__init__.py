@@ -243,6 +243,10 @@ def parser() -> argparse.ArgumentParser:
     add_report_parser(sub)
     add_submit_parser(sub)
 
+    from arab_mm_tasks.cli.sample_scores import add_parser as add_sample_scores_parser
+
+    add_sample_scores_parser(sub)
+
     s = sub.add_parser(
         "build",
         help="build a benchmark's Hub-layout dataset folder from the authors' release "

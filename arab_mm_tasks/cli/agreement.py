@@ -6,10 +6,21 @@ column per metric and one column per human annotator (`--humans a1,a2,a3`); a lo
 an annotator column must be pivoted first. An empty cell (CSV) or a null/absent field (JSONL)
 in a human column is a missing rating; in a metric column it is an error.
 
+Saved harness runs can stand in for the score table: ``[MODEL=]PATH`` to lm-eval samples files,
+lighteval details files or folders of them (`arab_mm_tasks.cli.sample_scores`) give one row per
+(model, record id) with columns ``model``, ``id`` and every per-sample metric; ``--tasks`` keeps
+some tasks. They are joined with the ratings on ``--id`` (``model,id`` for several runs); items
+only one side has are left out and counted on stderr.
+
 Output, three tables:
 
 - Kendall tau-c x100 of every metric and judge against the human consensus (the mean of the
-  human columns over the ratings an item has): JEEM's Table 3 tau_c row (L176, L188).
+  human columns over the ratings an item has): JEEM's Table 3 tau_c row (L176, L188). A metric
+  named ``METRIC@TARGET`` is correlated with a ``--target NAME=EXPR`` instead, built from
+  rating columns with ``mean``, ``median`` and ``hmean`` (`arab_mm_tasks.cli.agreement_targets`):
+  JEEM's DCScore against the harmonic mean of human Consistency and Relevance (L198), ALDi and
+  the judge's DAuth against human dialect authenticity (L200). ``--row`` prints it as the paper's
+  single row.
 - ICC(3,1) and ICC(3,k) among the humans, and ICC(3,1) of each judge against the human
   consensus, with 95% CIs: Pearl's reliability paragraph (L154).
 - Krippendorff's alpha x100 among the humans, then with each judge added as one more rater:
@@ -18,18 +29,25 @@ Output, three tables:
 Metrics (`--metrics`) only get tau-c, which is rank-based and so fair to scores on any scale
 (BLEU, CIDEr). Judges (`--judges`) rate on the humans' scale, so they also get ICC and alpha,
 which compare values, not just orders.
+
+    arab-mm-tasks agreement ratings.csv aya=runs/aya gpt-4o=runs/gpt4o --id model,id \\
+        --tasks jeem_caption,jeem_caption_eval350 --row \\
+        --target "conrel=hmean(mean(con_1,con_2,con_3),mean(rel_1,rel_2,rel_3))" \\
+        --target "dauth=mean(dauth_1,dauth_2,dauth_3)" --metrics dcscore_f1@conrel,aldi@dauth,judge_dauth@dauth
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from arab_mm_tasks.cli.agreement_inputs import AgreementInputError, Table, load_table
+from arab_mm_tasks.cli.agreement_targets import Target, TargetError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,137 +55,18 @@ if TYPE_CHECKING:
 PROG = "arab-mm-tasks agreement"
 
 
-class AgreementInputError(ValueError):
-    """Bad input to the command: one line saying which file, row and column."""
+HUMANS = "humans"  # the target of a metric named without @TARGET: the consensus of --humans
 
 
-@dataclass
-class Rows:
-    """The rows of one input file: (line number, record) pairs and the columns it has."""
-
-    path: Path
-    records: list[tuple[int, dict[str, Any]]]
-    columns: list[str]
-
-
-def read_rows(path: Path) -> Rows:
-    """A CSV (header row) or JSONL (one object a line) file, by its suffix."""
-    if not path.is_file():
-        raise AgreementInputError(f"{path}: no such file")
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
-            records = [(reader.line_num, dict(row)) for row in reader]
-            columns = list(reader.fieldnames or [])
-        return Rows(path, records, columns)
-    if suffix in (".jsonl", ".ndjson"):
-        records, columns = [], {}
-        with path.open(encoding="utf-8") as handle:
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise AgreementInputError(f"{path} line {line_number}: not valid JSON ({error.msg})") from None
-                if not isinstance(record, dict):
-                    raise AgreementInputError(f"{path} line {line_number}: expected a JSON object")
-                records.append((line_number, record))
-                columns.update(dict.fromkeys(record))
-        return Rows(path, records, list(columns))
-    raise AgreementInputError(f"{path}: unknown file type {suffix!r} (expected .csv or .jsonl)")
-
-
-def _number(raw: Any, where: str, column: str, *, allow_missing: bool) -> float:
-    """A cell as a finite float; empty/null -> NaN when allowed. Errors name the row and column."""
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        if allow_missing:
-            return math.nan
-        raise AgreementInputError(f"{where}, column {column!r}: empty (a metric score is needed on every item)")
-    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
-        raise AgreementInputError(f"{where}, column {column!r}: {raw!r} is not a number")
-    try:
-        value = float(raw)
-    except ValueError:
-        raise AgreementInputError(f"{where}, column {column!r}: {raw!r} is not a number") from None
-    if not math.isfinite(value):
-        raise AgreementInputError(f"{where}, column {column!r}: {raw!r} is not a finite number")
-    return value
-
-
-@dataclass
-class Table:
-    """Items in input order, and each named column as floats (NaN = missing human rating)."""
-
-    ids: list[str]
-    columns: dict[str, np.ndarray]
-
-
-def _index(rows: Rows, id_column: str) -> dict[str, tuple[int, dict[str, Any]]]:
-    """id -> (line, record); a missing or repeated id is an error."""
-    by_id: dict[str, tuple[int, dict[str, Any]]] = {}
-    for line, record in rows.records:
-        raw = record.get(id_column)
-        if raw is None or str(raw).strip() == "":
-            raise AgreementInputError(f"{rows.path} line {line}: no item id in column {id_column!r}")
-        key = str(raw)
-        if key in by_id:
-            raise AgreementInputError(f"{rows.path} line {line}: item id {key!r} repeats line {by_id[key][0]}")
-        by_id[key] = (line, record)
-    return by_id
-
-
-def load_table(paths: list[Path], id_column: str, numeric: list[str], humans: set[str]) -> Table:
-    """Read one or two files, join them on `id_column`, and parse the `numeric` columns."""
-    import numpy as np  # here, not at import: the top-level command imports this module for every subcommand
-
-    files = [read_rows(path) for path in paths]
-    for rows in files:
-        if id_column not in rows.columns:
-            raise AgreementInputError(
-                f"{rows.path}: unknown id column {id_column!r} (columns: {', '.join(rows.columns)})"
-            )
-    owner: dict[str, Rows] = {}
-    for column in numeric:
-        holders = [rows for rows in files if column in rows.columns]
-        if not holders:
-            known = sorted({c for rows in files for c in rows.columns})
-            raise AgreementInputError(f"unknown column {column!r} (columns: {', '.join(known)})")
-        if len(holders) > 1:
-            raise AgreementInputError(f"column {column!r} is in both {holders[0].path} and {holders[1].path}")
-        owner[column] = holders[0]
-    indexes = [_index(rows, id_column) for rows in files]
-    if len(files) == 2 and indexes[0].keys() != indexes[1].keys():
-        only = [[key for key in a if key not in b] for a, b in (indexes, indexes[::-1])]
-        parts = [
-            f"{len(keys)} only in {rows.path} (e.g. {', '.join(map(repr, keys[:3]))})"
-            for keys, rows in zip(only, files, strict=True)
-            if keys
-        ]
-        raise AgreementInputError(f"mismatched item ids: {'; '.join(parts)}")
-    ids = list(indexes[0])
-    columns = {}
-    for column in numeric:
-        index = indexes[files.index(owner[column])]
-        values = []
-        for key in ids:
-            line, record = index[key]
-            where = f"{owner[column].path} line {line} (item {key!r})"
-            values.append(_number(record.get(column), where, column, allow_missing=column in humans))
-        columns[column] = np.array(values, dtype=float)
-    return Table(ids, columns)
-
-
-def _consensus(table: Table, humans: list[str], how: str) -> np.ndarray:
-    """Per item, the mean (or median) of the human ratings it has; an item with none is an error."""
+def _target_values(table: Table, target: Target, what: str) -> np.ndarray:
+    """A target per item; an item with no value (no rating in its columns) is an error."""
     import numpy as np
 
-    ratings = np.column_stack([table.columns[h] for h in humans])
-    unrated = np.flatnonzero(np.isnan(ratings).all(axis=1))
+    values = target.values(table.columns, table.ids)
+    unrated = np.flatnonzero(np.isnan(values))
     if unrated.size:
-        raise AgreementInputError(f"item {table.ids[unrated[0]]!r} has no human rating in {', '.join(humans)}")
-    return np.nanmedian(ratings, axis=1) if how == "median" else np.nanmean(ratings, axis=1)
+        raise AgreementInputError(f"item {table.ids[unrated[0]]!r} has {what}")
+    return values
 
 
 def compute(
@@ -176,38 +75,56 @@ def compute(
     humans: list[str],
     metrics: list[str],
     judges: list[str],
+    targets: list[Target] | None = None,
     level: str = "interval",
     icc_missing: str = "error",
     aggregate: str = "mean",
     confidence: float = 0.95,
 ) -> dict[str, Any]:
-    """The three tables as plain data (raw coefficients plus the x100 the papers print)."""
+    """The three tables as plain data (raw coefficients plus the x100 the papers print).
+
+    A metric given as ``METRIC@TARGET`` is correlated with that one of `targets`; the others, and
+    the judges, with the consensus of `humans`.
+    """
     import numpy as np
 
     from metric_plugins.agreement import icc3, kendall_tau_c, krippendorff_alpha, x100
 
-    target = _consensus(table, humans, aggregate)
     result: dict[str, Any] = {
         "n_items": len(table.ids),
         "humans": humans,
-        "human_target": f"{aggregate} of {', '.join(humans)}",
         "kendall_tau_c": [],
         "icc": [],
         "krippendorff_alpha": {"level": level, "rows": []},
     }
-    for name in metrics + judges:
+    values: dict[str, np.ndarray] = {}
+    if humans:
+        consensus = Target.aggregate(HUMANS, aggregate, humans)
+        values[HUMANS] = _target_values(table, consensus, f"no human rating in {', '.join(humans)}")
+        result["human_target"] = f"{aggregate} of {', '.join(humans)}"
+    if targets:
+        result["targets"] = {target.name: target.text for target in targets}
+        for target in targets:
+            values[target.name] = _target_values(table, target, f"no value for target {target.name!r}")
+    if table.left_out:
+        result["left_out"] = table.left_out
+    target = values.get(HUMANS)
+    for entry in metrics + judges:
+        name, _, against = entry.partition("@")
+        against = against or HUMANS
         try:
-            tau = kendall_tau_c(table.columns[name], target)
+            tau = kendall_tau_c(table.columns[name], values[against])
         except ValueError as error:
             raise AgreementInputError(f"tau-c of {name!r}: {error}") from None
-        result["kendall_tau_c"].append({"metric": name, "x100": x100(tau.value), **asdict(tau)})
+        row = {"metric": name, "target": against, "x100": x100(tau.value), **asdict(tau)}
+        result["kendall_tau_c"].append(row)
 
     def icc_row(agreement: str, ratings: np.ndarray, which: int) -> dict[str, Any]:
         row = asdict(icc3(ratings, confidence=confidence, missing=icc_missing)[which])
         row["f"] = None if math.isinf(row["f"]) else row["f"]  # perfect consistency; JSON has no Infinity
         return {"agreement": agreement, **row}
 
-    human_ratings = np.column_stack([table.columns[h] for h in humans])
+    human_ratings = np.column_stack([table.columns[h] for h in humans]) if humans else None
     if len(humans) >= 2:
         holes = np.argwhere(np.isnan(human_ratings))
         if holes.size and icc_missing == "error":
@@ -250,13 +167,33 @@ def _p(value: float) -> str:
     return f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
 
 
-def format_tables(result: dict[str, Any], markdown: bool = False) -> str:
-    """The tables as the papers print them: tau-c and alpha x100, ICC to 3 decimals with a 2-decimal CI."""
+def _tau_title(result: dict[str, Any]) -> str:
+    if not result.get("targets"):
+        return f"Kendall tau-c x100 vs human consensus ({result['human_target']})"
+    named = dict(result["targets"], **({HUMANS: result["human_target"]} if "human_target" in result else {}))
+    used = dict.fromkeys(r["target"] for r in result["kendall_tau_c"])
+    return "Kendall tau-c x100 vs human targets (" + "; ".join(f"{t} = {named[t]}" for t in used) + ")"
+
+
+def format_tables(result: dict[str, Any], markdown: bool = False, row: bool = False) -> str:
+    """The tables as the papers print them: tau-c and alpha x100, ICC to 3 decimals with a 2-decimal CI.
+
+    With `row`, tau-c is one row with a column per metric, as JEEM's Table 3 prints it (L176).
+    """
     blocks = []
-    if result["kendall_tau_c"]:
-        rows = [[r["metric"], f"{r['x100']:.2f}", _p(r["pvalue"]), str(r["n"])] for r in result["kendall_tau_c"]]
-        title = f"Kendall tau-c x100 vs human consensus ({result['human_target']})"
-        blocks.append(_render(title, ["metric", "tau_c", "p", "n"], rows, markdown))
+    taus = result["kendall_tau_c"]
+    if taus and row:
+        header = ["", *(r["metric"] for r in taus)]
+        lines = [["target", *(r["target"] for r in taus)], ["tau_c", *(f"{r['x100']:.2f}" for r in taus)]]
+        blocks.append(_render(_tau_title(result), header, [*lines, ["n", *(str(r["n"]) for r in taus)]], markdown))
+    elif taus:
+        targets = bool(result.get("targets"))
+        rows = [
+            [r["metric"], *([r["target"]] if targets else []), f"{r['x100']:.2f}", _p(r["pvalue"]), str(r["n"])]
+            for r in taus
+        ]
+        header = ["metric", *(["target"] if targets else []), "tau_c", "p", "n"]
+        blocks.append(_render(_tau_title(result), header, rows, markdown))
     if result["icc"]:
         rows = []
         for r in result["icc"]:
@@ -295,11 +232,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    s.add_argument("paths", nargs="+", metavar="FILE", help="one or two .csv/.jsonl files, joined on --id")
-    s.add_argument("--id", required=True, dest="id_column", help="the item id column")
-    s.add_argument("--humans", required=True, help="comma-separated human rating columns (one per annotator)")
-    s.add_argument("--metrics", help="comma-separated metric columns (any scale: tau-c only)")
+    s.add_argument(
+        "paths",
+        nargs="+",
+        metavar="FILE",
+        help="one or two .csv/.jsonl tables joined on --id, or a ratings table and saved runs "
+        "([MODEL=]PATH: lm-eval samples_*.jsonl, lighteval details_*.parquet, or folders of them)",
+    )
+    s.add_argument("--id", required=True, dest="id_column", help="the item id column(s), e.g. model,id")
+    s.add_argument("--humans", help="comma-separated human rating columns (one per annotator): the consensus")
+    s.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="NAME=EXPR",
+        help="a human target from rating columns with mean(), median() and hmean(), "
+        "e.g. conrel=hmean(consistency,relevance); a metric given as METRIC@NAME is correlated with it",
+    )
+    s.add_argument("--metrics", help="comma-separated metric columns, METRIC or METRIC@TARGET (any scale: tau-c only)")
     s.add_argument("--judges", help="comma-separated judge columns on the humans' scale (tau-c, ICC and alpha)")
+    s.add_argument("--tasks", help="saved runs: only the samples of these tasks or families (comma-separated)")
+    s.add_argument("--row", action="store_true", help="print tau-c as one row, a column per metric (JEEM Table 3)")
     s.add_argument(
         "--level",
         default="interval",
@@ -314,35 +267,68 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=run)
 
 
+def _check_names(humans: list[str], metrics: list[str], judges: list[str], targets: list[Target]) -> None:
+    """Every metric has a target, no name is given twice, the judges have annotators to be compared with."""
+    if not humans and not targets:
+        raise AgreementInputError("--humans names no column (and no --target is given)")
+    defined = {t.name for t in targets}
+    if HUMANS in defined or len(defined) < len(targets):
+        raise AgreementInputError(f"--target names must be unique and not {HUMANS!r}")
+    for entry in metrics:
+        name, at, target = entry.partition("@")
+        if at and target not in defined:
+            raise AgreementInputError(f"--metrics {entry}: no --target named {target!r}")
+        if not at and not humans:
+            raise AgreementInputError(
+                f"--metrics {entry}: no --humans to correlate it with; name a target: {name}@NAME"
+            )
+    if judges and not humans:
+        raise AgreementInputError("--judges are compared with the annotators of --humans, and none are given")
+    named = humans + [m.partition("@")[0] for m in metrics if "@" not in m] + judges
+    pairs = metrics + judges
+    repeated = sorted({name for name in named if named.count(name) > 1} | {p for p in pairs if pairs.count(p) > 1})
+    if repeated:
+        raise AgreementInputError(f"column {repeated[0]!r} is named twice in --humans/--metrics/--judges")
+
+
 def run(args: argparse.Namespace) -> int:
     """Exit 0 with the tables, 2 with one line on stderr for bad input."""
+    from arab_mm_tasks.cli.sample_scores import ScoresInputError, is_run
+
     humans, metrics, judges = _names(args.humans), _names(args.metrics), _names(args.judges)
     try:
-        if len(args.paths) > 2:
-            raise AgreementInputError(f"at most two files (scores and ratings), got {len(args.paths)}")
-        if not humans:
-            raise AgreementInputError("--humans names no column")
-        named = humans + metrics + judges
-        repeated = sorted({name for name in named if named.count(name) > 1})
-        if repeated:
-            raise AgreementInputError(f"column {repeated[0]!r} is named twice in --humans/--metrics/--judges")
-        table = load_table([Path(p) for p in args.paths], args.id_column, named, set(humans))
+        targets = [Target.parse(spec) for spec in args.target]
+        _check_names(humans, metrics, judges, targets)
+        runs = [p for p in args.paths if is_run(p)]
+        tables = [Path(p) for p in args.paths if p not in runs]
+        if len(tables) + bool(runs) > 2:
+            raise AgreementInputError(f"at most two tables (scores and ratings), got {len(tables)} and saved runs")
+        if runs and not tables:
+            raise AgreementInputError("saved runs need a table of human ratings to be joined with")
+        rated = [*humans, *(column for t in targets for column in t.columns())]
+        scored = [m.partition("@")[0] for m in metrics] + judges
+        numeric = list(dict.fromkeys(rated + scored))
+        tasks = _names(args.tasks) or None
+        table = load_table(tables, _names(args.id_column), numeric, set(rated), runs, tasks)
         result = compute(
             table,
             humans=humans,
             metrics=metrics,
             judges=judges,
+            targets=targets,
             level=args.level,
             icc_missing=args.icc_missing,
             aggregate=args.human_aggregate,
             confidence=args.confidence,
         )
-    except ValueError as error:  # AgreementInputError, or a statistic that is undefined on this data
+    except (ValueError, TargetError, ScoresInputError) as error:  # bad input, or a statistic undefined on this data
         print(f"{PROG}: error: " + " ".join(str(error).splitlines()), file=sys.stderr)
         return 2
+    for source, count in table.left_out.items():
+        print(f"{PROG}: {count} items of {source} are not in the other input and are left out", file=sys.stderr)
     print(
         json.dumps(result, indent=2, ensure_ascii=False)
         if args.json
-        else format_tables(result, args.format == "markdown")
+        else format_tables(result, args.format == "markdown", args.row)
     )
     return 0

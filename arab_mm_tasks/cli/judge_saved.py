@@ -128,6 +128,8 @@ def read_saved(path: Path) -> SavedRun:
     spec = all_specs().get(run.task)
     if spec is None or not any(m.judge_prompt for m in spec.generative_metrics):
         raise ValueError(f"{path}: task {run.task!r} has no judged metric")
+    if run.harness == "lm-eval":
+        _apply_run_options(spec, path)
     if run.harness == "lm-eval" and all(spec.metric_names()[0] not in row for row in rows):
         # an lm-eval --predict_only run scored nothing: score its generations here, as the run would have
         for row in rows:
@@ -151,6 +153,17 @@ def read_saved(path: Path) -> SavedRun:
             for row, value in zip(rows, shared, strict=True):
                 row[name] = value
     return run
+
+
+def _apply_run_options(spec: TaskSpec, samples_file: Path) -> None:
+    """The run's own options (its ``--metadata``, e.g. ``jeem_dcscore_language``), from its results file, if there."""
+    stamp = _LM_EVAL.match(samples_file.name)["time"]  # type: ignore[index]
+    results = samples_file.with_name(f"results_{stamp}.json")
+    benchmark = all_benchmarks()[spec.benchmark]
+    if benchmark.configure is None or not results.is_file():
+        return
+    config = json.loads(results.read_text("utf-8")).get("configs", {}).get(spec.name) or {}
+    benchmark.configure(config.get("metadata") or {})
 
 
 def saved_doc_images(spec: TaskSpec, doc: dict[str, Any], path: Path) -> list[Any]:

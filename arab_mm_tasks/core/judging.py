@@ -192,6 +192,21 @@ def _mark(values: Sequence[dict[str, Any]], status: str) -> None:
 # --- DCScore in a task: batched scorers with images (`GenerativeMetric(batch=..., batch_images=True)`) ---
 
 _last_dcscore: tuple[tuple, list[dict[str, Any]]] | None = None
+_dcscore_language = ["en"]  # this run's DCScore prompts: "en" (DeCapBench's) or "ar" (`metric_plugins.dcscore`)
+
+
+def set_dcscore_language(language: str | None) -> None:
+    """This run's DCScore prompt language (a benchmark's run option); None: ``"en"``, upstream's prompts."""
+    from metric_plugins.judge.prompts.dcscore import DCSCORE_PROMPTS
+
+    language = "en" if language is None else str(language)
+    if language not in DCSCORE_PROMPTS:
+        raise ValueError(f"DCScore language must be one of {', '.join(DCSCORE_PROMPTS)}, got {language!r}")
+    _dcscore_language[0] = language
+
+
+def dcscore_language() -> str:
+    return _dcscore_language[0]
 
 
 def _dcscore_captions(
@@ -208,20 +223,21 @@ def _dcscore_captions(
     from metric_plugins.judge import JudgeStopped
 
     first_images = [sample[0] for sample in images]  # DCScore verifies a caption against one image
-    key = (tuple(predictions), tuple(references), tuple(hash(image) for image in first_images))
+    language = dcscore_language()
+    key = (language, tuple(predictions), tuple(references), tuple(hash(image) for image in first_images))
     if _last_dcscore is not None and _last_dcscore[0] == key:
         return _last_dcscore[1]
     config = current_config()
     empty = {"precision": None, "recall": None, "f1": None}
     if config is None:
-        log.warning("%d captions need the DCScore judge but no judge model is configured: scores are NaN", len(key[0]))
+        log.warning("%d captions need the DCScore judge but no judge model is configured: scores are NaN", len(key[1]))
         captions = [empty] * len(predictions)
     else:
         try:
-            report = score_captions(predictions, references, first_images, judge=config)
+            report = score_captions(predictions, references, first_images, judge=config, language=language)
             captions = [{"precision": c.precision, "recall": c.recall, "f1": c.f1} for c in report.captions]
-            log.info("DCScore: %s valid, %s invalid, %s failed", *(getattr(report.summary, f"n_{s}") for s in
-                     ("valid", "invalid", "failed")))  # fmt: skip
+            log.info("DCScore (%s prompts): %s valid, %s invalid, %s failed", language, *(getattr(report.summary,
+                     f"n_{s}") for s in ("valid", "invalid", "failed")))  # fmt: skip
         except JudgeStopped as error:
             log.error("DCScore judge stopped, %d captions left unscored: %s", len(predictions), error)
             captions = [empty] * len(predictions)

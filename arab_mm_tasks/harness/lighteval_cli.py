@@ -4,7 +4,10 @@ Commands and options are lighteval's (``arab-mm-lighteval accelerate --help``), 
 
 - ``--dataset-path BENCH=PATH`` (repeatable): read a benchmark from a local Hub-layout folder
   (what ``arab-mm-tasks build`` writes) or another repo instead of its Hub default;
-- ``--dataset-revision BENCH=REV`` (repeatable).
+- ``--dataset-revision BENCH=REV`` (repeatable);
+- ``--judge SETTINGS``: the judge of judged metrics;
+- ``--metadata JSON``: the benchmarks' run options, as lm-eval's ``--metadata`` takes them
+  (``'{"jeem_dcscore_language": "ar", "gimmick_max_frames": 8}'``).
 
 ``--custom-tasks`` defaults to `arab_mm_tasks.harness.lighteval_tasks`. Examples::
 
@@ -47,6 +50,12 @@ lighteval without the bug, or without the attribute, is left alone):
 9. Our log lines: importing ``lighteval.__main__`` runs ``logging.config.dictConfig``, which
    disables every logger created before it, ours included (judge summaries, "no judge model is
    configured", metric warnings). Ours are enabled again after the import.
+10. Our groups: lighteval 0.13 defines no task groups (its ``task_groups`` is empty), so the
+    names lm-eval runs as groups (families: ``jeem_caption|0``, ``pearl|0``, ``gimmick_coqa_c|0``;
+    region groups: ``arabculture_mcq_en_none_gulf|0``) are expanded to the tasks they stand for
+    (`lighteval_tasks.task_groups`) as the task list is read, keeping each entry's few-shot count
+    and ``@`` metric parameters. lighteval reports the member tasks; a family's average (GIMMICK's
+    "Avg.", Pearl-X's pooled accuracy) is lm-eval's only.
 """
 
 from __future__ import annotations
@@ -68,7 +77,7 @@ from arab_mm_tasks.core.sources import (
     user_cache_dir,
     without_media_decoding,
 )
-from arab_mm_tasks.harness.lighteval_tasks import MODULE
+from arab_mm_tasks.harness.lighteval_tasks import MODULE, task_groups
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +129,45 @@ def pop_judge(args: Sequence[str]) -> tuple[list[str], str | None]:
     return rest, judge
 
 
+def pop_metadata(args: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
+    """Remove ``--metadata JSON`` (the benchmarks' run options, as lm-eval takes them) from `args`."""
+    import json
+
+    rest: list[str] = []
+    metadata: dict[str, Any] = {}
+    it = iter(args)
+    for arg in it:
+        if arg != "--metadata" and not arg.startswith("--metadata="):
+            rest.append(arg)
+            continue
+        text = arg.partition("=")[2] if "=" in arg else next(it, None)
+        try:
+            value = json.loads(text or "")
+        except json.JSONDecodeError as error:
+            example = '{"jeem_dcscore_language": "ar"}'
+            raise UsageError(f"--metadata takes a JSON object, e.g. '{example}': {error}") from None
+        if not isinstance(value, dict):
+            raise UsageError(f"--metadata takes a JSON object, got {text!r}")
+        metadata.update(value)
+    return rest, metadata
+
+
+def apply_metadata(metadata: dict[str, Any]) -> None:
+    """Each benchmark's run options from `metadata` (and its ``judge``), as lm-eval's dataset hook applies them."""
+    from arab_mm_tasks.core import judging
+    from arab_mm_tasks.core.registry import all_benchmarks
+
+    if "judge" in metadata:
+        judging.configure(metadata["judge"])
+    known = {"judge"} | {o.key for b in all_benchmarks().values() for o in b.run_options}
+    unknown = sorted(set(metadata) - known)
+    if unknown:
+        raise UsageError(f"--metadata: unknown run option(s) {unknown}; known: {sorted(known)}")
+    for benchmark in all_benchmarks().values():
+        if benchmark.configure is not None:
+            benchmark.configure(metadata)
+
+
 def _leaf_command(argv: Sequence[str]) -> Any:
     """The command that `argv` runs (descending through subcommand groups), or None for a group."""
     import typer
@@ -158,8 +206,31 @@ def with_default_custom_tasks(argv: list[str]) -> list[str]:
 # ---------------------------------------------------------------------------- lighteval patches
 
 
+def expand_groups(entries: Sequence[str], groups: dict[str, list[str]] | None = None) -> list[str]:
+    """Task-list entries with our group names replaced by their tasks (patch 10), duplicates dropped.
+
+    An entry is ``[suite|]name[@param=value...][|shots]``; only ``name`` is replaced.
+
+    >>> expand_groups(["jeem_vqa|0", "jeem_vqa_egyptian|0"], {"jeem_vqa": ["jeem_vqa_egyptian", "jeem_vqa_emirati"]})
+    ['jeem_vqa_egyptian|0', 'jeem_vqa_emirati|0']
+    """
+    groups = task_groups() if groups is None else groups
+    expanded: list[str] = []
+    for entry in entries:
+        parts = entry.split("|")
+        at = 1 if len(parts) == 3 else 0  # lighteval's deprecated suite|task|shots
+        name, sep, params = parts[at].partition("@")
+        members = groups.get(name)
+        if members is None:
+            expanded.append(entry)
+            continue
+        logger.info("%s: running group %s as %s", PROG, name, ", ".join(members))
+        expanded += ["|".join([*parts[:at], f"{member}{sep}{params}", *parts[at + 1 :]]) for member in members]
+    return list(dict.fromkeys(expanded))
+
+
 def patch_registry(modules: dict[str, types.ModuleType]) -> None:
-    """Patches 1 and 2 (module docstring). `modules` maps a ``--custom-tasks`` value to a module object."""
+    """Patches 1, 2 and 10 (module docstring). `modules` maps a ``--custom-tasks`` value to a module object."""
     from lighteval.tasks.registry import Registry
 
     needed = ("load_all_task_configs", "_extract_configs", "create_custom_tasks_module")
@@ -186,6 +257,15 @@ def patch_registry(modules: dict[str, types.ModuleType]) -> None:
 
         expand_task_definition._arab_mm = True  # type: ignore[attr-defined]
         Registry._expand_task_definition = expand_task_definition
+
+    read_list = getattr(Registry, "_get_full_task_list_from_input_string", None)
+    if read_list is not None and not getattr(read_list, "_arab_mm", False):
+
+        def task_list_with_our_groups(self: Any, tasks: Any) -> list[str]:
+            return expand_groups(read_list(self, tasks))
+
+        task_list_with_our_groups._arab_mm = True  # type: ignore[attr-defined]
+        Registry._get_full_task_list_from_input_string = task_list_with_our_groups
 
 
 class _StrSafeXXHash:
@@ -332,6 +412,9 @@ def tasks_module(paths: dict[str, str], revisions: dict[str, str]) -> types.Modu
 def run(args: Sequence[str]) -> int:
     """Run one ``arab-mm-lighteval`` command line in this process (patches stay applied); returns its rc."""
     try:
+        args, metadata = pop_metadata(args)
+        if metadata:
+            apply_metadata(metadata)
         args, judge = pop_judge(args)
         if judge:
             from arab_mm_tasks.core import judging
@@ -347,7 +430,8 @@ def run(args: Sequence[str]) -> int:
         return 2
     if "--help" in argv or not argv:
         print(
-            f"{PROG}: lighteval's commands, plus --dataset-path/--dataset-revision BENCH=VALUE and --judge SETTINGS",
+            f"{PROG}: lighteval's commands, plus --dataset-path/--dataset-revision BENCH=VALUE, --judge SETTINGS "
+            "and --metadata JSON (run options)",
             file=sys.stderr,
         )
 

@@ -6,6 +6,10 @@ Per spec (e.g. ``arabculture_mcq_en_none``) the table holds:
 - one task per alias (``arabculture_mcq``), on the same config;
 - ``<spec>:<subset>`` per country (``arabculture_mcq_en_none:egypt``), on the country's config.
 
+lighteval 0.13 has no task groups: the names lm-eval runs as groups (families such as
+``jeem_caption``, region groups such as ``arabculture_mcq_en_none_gulf``) map to the tasks they
+stand for in `task_groups`, which ``arab-mm-lighteval`` expands before lighteval reads the list.
+
 A generative spec (GIMMICK) is one task, ``<spec>``, on its config. Its images (or video frames)
 go in ``Doc.images``; lighteval's vision model puts them after the text itself, so the query is
 the spec's prompt without its ``<image>`` placeholder lines (`spec.without_image_placeholders`).
@@ -39,7 +43,7 @@ from lighteval.models.model_output import ModelResponse
 from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc, SamplingMethod
 
-from arab_mm_tasks.core.registry import all_specs
+from arab_mm_tasks.core.registry import all_families, all_specs
 from arab_mm_tasks.core.scoring import (
     Aggregator,
     aggregation_kind,
@@ -194,6 +198,16 @@ def tasks_of(spec: TaskSpec, source: DatasetSource) -> list[LightevalTaskConfig]
 
 def subset_task_name(spec: TaskSpec, subset: Subset) -> str:
     return f"{spec.name}:{subset.name}"  # lighteval's ``task:subset`` naming
+
+
+def task_groups() -> dict[str, list[str]]:
+    """Group name -> the lighteval tasks it stands for: every family (its members) and every region
+    group of a per-country spec (its countries, ``<spec>:<country>``), as lm-eval runs them."""
+    groups = {family.name: list(family.tasks) for family in all_families().values()}
+    for spec in all_specs().values():
+        for group in spec.groups:
+            groups[spec.group_task(group)] = [subset_task_name(spec, s) for s in spec.subsets_of(group)]
+    return groups
 
 
 def build_tasks_table(

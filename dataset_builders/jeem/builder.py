@@ -31,6 +31,7 @@ import logging
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -161,18 +162,39 @@ def convert(
 # ---------------------------------------------------------------------------- building
 
 
-def _index(source: Source, mapping: ColumnMap) -> tuple[list[tuple[str, str]], dict[str, set[str]]]:
-    """Pass 1: every readable (country, image_id), and the teams annotating each image (bad records: pass 2)."""
-    pairs: list[tuple[str, str]] = []
-    teams: dict[str, set[str]] = {}
+@dataclass
+class _Valid:
+    """Pass 1: the records that will be written, and the teams annotating each image among them."""
+
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # (country, image_id) of each valid record
+    teams: dict[str, set[str]] = field(default_factory=dict)
+    skipped: set[tuple[str, str]] = field(default_factory=set)  # readable (country, image_id) of bad records
+
+
+def _validate(source: Source, mapping: ColumnMap) -> _Valid:
+    """Pass 1: every record checked as pass 2 will check it (its image decoded), so that the evaluation
+    sample is drawn from the records that are written: a bad record skipped in pass 2 must not leave a
+    hole in its team's quota. Bad records are reported (or raised) by pass 2."""
+    valid = _Valid()
+    seen: set[tuple[str, str]] = set()
     for index, record in enumerate(source):
+        rid = _rid(index, source, record, mapping)
         try:
-            country, image_id = _team(record, mapping, f"row {index}")
+            key = _team(record, mapping, rid)
         except BadRecord:
             continue
-        pairs.append((country, image_id))
-        teams.setdefault(image_id, set()).add(country)
-    return pairs, teams
+        try:
+            convert(record, rid, mapping, source, {}, set())
+        except BadRecord:
+            valid.skipped.add(key)
+            continue
+        if key in seen:  # pass 2 refuses the repeat and keeps the first
+            continue
+        seen.add(key)
+        valid.pairs.append(key)
+        valid.teams.setdefault(key[1], set()).add(key[0])
+    valid.skipped -= seen
+    return valid
 
 
 def build(
@@ -197,9 +219,16 @@ def build(
     src = read_source("jeem", source)
     overrides = schema.parse_overrides(columns) if isinstance(columns, str) or columns is None else dict(columns)
     mapping = map_source(src, overrides)
-    pairs, teams = _index(src, mapping)
-    chosen = subset.from_id_list(eval_ids, pairs) if eval_ids else subset.sample(pairs, seed)
+    valid = _validate(src, mapping)
+    teams = valid.teams
     report = reading.BuildReport("jeem", str(src.origin), str(out_dir))
+    if eval_ids:
+        chosen, dropped = subset.from_id_list(eval_ids, valid.pairs, skipped=valid.skipped)
+        if dropped:
+            names = ", ".join(subset.row_id(*pair) for pair in sorted(dropped)[:10])
+            report.warnings.append(f"evaluation id list: {len(dropped)} ids name records skipped as bad: {names}")
+    else:
+        chosen = subset.sample(valid.pairs, seed)
     stats: Counter[str] = Counter()
     seen: dict[tuple[str, str], str] = {}
     with hub.HubFolderWriter(out_dir, "test") as writer:
@@ -239,7 +268,7 @@ def build(
 
 
 def map_source(source: Source, overrides: Mapping[str, str]) -> ColumnMap:
-    return schema.map_columns(source.columns, overrides, source.origin)
+    return schema.map_columns(source.columns, overrides, source.origin, source.features)
 
 
 def _count(stats: Counter[str], rows: Mapping[str, list[dict[str, Any]]]) -> None:

@@ -23,7 +23,9 @@ paper's evaluation needs (specs/jeem.md section 2):
 (image paths relative to the file). **Hub release**: its columns are mapped to the fields by the
 names in `CANDIDATES` (questions and answers may also be numbered columns, ``question_1`` ...,
 or one list of ``{"question", "answer"}`` objects); ``--columns field=column`` names any other
-column, and a field no column maps to fails the build with one message naming every such field.
+column, and a field no column maps to fails the build with one message naming every such field and
+the source columns left unused. A release with one row per question (a ``question`` and an
+``answer`` string column) fails with one message saying so, before any record is read.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ CANDIDATES: dict[str, tuple[str, ...]] = {
     "question_types": ("question_types", "question_type"),
 }  # fmt: skip
 QA_CANDIDATES = ("qa", "qa_pairs", "vqa", "questions_answers")  # one list of {"question", "answer"} objects
+# One question and one answer a row: a layout the builder does not read (it needs one record per image and team).
+ONE_PER_ROW = {"questions": ("question", "question_text", "dialect_question"), "answers": ("answer", "answer_text")}
 NUMBERED = {
     "questions": re.compile(r"^(?:question|q)[_ ]?(\d+)$", re.I),
     "answers": re.compile(r"^(?:answer|a)[_ ]?(\d+)$", re.I),
@@ -99,9 +103,15 @@ def parse_overrides(text: str | None) -> dict[str, str]:
 
 
 def map_columns(
-    columns: Sequence[str], overrides: Mapping[str, str] | None = None, origin: str = "source"
+    columns: Sequence[str],
+    overrides: Mapping[str, str] | None = None,
+    origin: str = "source",
+    features: Mapping[str, Any] | None = None,
 ) -> ColumnMap:
-    """The `ColumnMap` for a release's columns, or a `SourceError` naming every required field left unmapped."""
+    """The `ColumnMap` for a release's columns, or a `SourceError` naming every required field left unmapped.
+
+    `features` (the source's column types, when known) tell a list column from a string one.
+    """
     overrides = dict(overrides or {})
     present = list(columns)
     lower = {column.lower(): column for column in present}
@@ -132,6 +142,7 @@ def map_columns(
             for name in ("questions", "answers"):
                 mapping.columns.pop(name, None)
                 mapping.numbered.pop(name, None)
+    _refuse_one_question_per_row(mapping, lower, origin, features, present)
     for name in REQUIRED:
         if (
             name in mapping.columns
@@ -148,9 +159,55 @@ def map_columns(
         raise SourceError(
             f"JEEM source {origin}: cannot map its columns to JEEM's fields (dataset_builders/jeem/schema.py):\n  - "
             + "\n  - ".join(problems)
-            + f"\n  the source's columns: {present}\n  name the right ones with --columns field=column[,field=column]"
+            + f"\n  the source's columns: {present}\n  columns not used: {_unused(mapping, present)}"
+            + "\n  name the right ones with --columns field=column[,field=column]"
         )
     return mapping
+
+
+def _unused(mapping: ColumnMap, present: Sequence[str]) -> list[str]:
+    used = {*mapping.columns.values(), *(c for cols in mapping.numbered.values() for c in cols), mapping.qa_pairs}
+    return [column for column in present if column not in used]
+
+
+def _is_string(feature: Any) -> bool:
+    return getattr(feature, "dtype", None) in ("string", "large_string")
+
+
+def _refuse_one_question_per_row(
+    mapping: ColumnMap,
+    lower: Mapping[str, str],
+    origin: str,
+    features: Mapping[str, Any] | None,
+    present: Sequence[str],
+) -> None:
+    """A release with one question and answer a row: one schema-level error, not one per record.
+
+    Either no list of questions maps and the source has ``question`` / ``answer`` columns, or the
+    columns mapped to ``questions`` / ``answers`` are strings by the source's own types.
+    """
+    if mapping.qa_pairs or mapping.numbered.keys() & {"questions", "answers"}:
+        return
+    mapped = [mapping.columns.get(name) for name in ("questions", "answers")]
+    if all(mapped):
+        if features is None or not all(column in features and _is_string(features[column]) for column in mapped):
+            return
+        pair, types = mapped, " (strings, by the source's column types)"
+    else:
+        found = [next((lower[c] for c in ONE_PER_ROW[name] if c in lower), None) for name in ("questions", "answers")]
+        if not all(found):
+            return
+        pair, types = found, ""
+    question, answer = pair
+    keys = " and ".join(repr(mapping.columns.get(name, name)) for name in ("image_id", "country"))
+    raise SourceError(
+        f"JEEM source {origin} has one row per question: columns {question!r} and {answer!r} hold one question "
+        f"and one answer a row{types}. The builder reads one record per image and annotating team, with the "
+        f"team's questions and answers as lists (dataset_builders/jeem/schema.py): group the rows by {keys} "
+        f"first, collecting {question!r} and {answer!r} in order into 'questions' and 'answers' lists. If these "
+        f"columns hold lists, name them: --columns questions={question},answers={answer}.\n"
+        f"  the source's columns: {present}\n  columns not used: {_unused(mapping, present)}"
+    )
 
 
 # ---------------------------------------------------------------------------- reading one record

@@ -7,7 +7,9 @@ sample stratified by annotating team: each team's records are ordered by the SHA
 team has fewer). The same release and seed always give the same sample, whatever the record order.
 An id list (one record id ``<country>-<image_id>`` or bare image id per line, ``#`` comments)
 replaces the sample, e.g. once the authors publish theirs; an id it names that the release lacks is
-an error.
+an error. Either way only valid records are drawn (the builder checks every record first): a
+record skipped as bad does not take a place in its team's quota, and an id list naming one is
+warned about in the build report.
 """
 
 from __future__ import annotations
@@ -39,30 +41,35 @@ def sample(records: Iterable[tuple[str, str]], seed: str = SEED) -> set[tuple[st
     return chosen
 
 
-def from_id_list(path: str | Path, records: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
-    """The records an id list names (record ids, or image ids meaning every team's record of the image)."""
+def from_id_list(
+    path: str | Path, records: Iterable[tuple[str, str]], skipped: Iterable[tuple[str, str]] = ()
+) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """The records an id list names (record ids, or image ids meaning every team's record of the image),
+    and those it names among the `skipped` (bad) records, which are left out; an id in neither is an error."""
     known = set(records)
-    by_row = {row_id(c, i): (c, i) for c, i in known}
+    bad = set(skipped) - known
+    by_row = {row_id(c, i): (c, i) for c, i in known | bad}
     by_image: dict[str, list[tuple[str, str]]] = {}
-    for pair in known:
+    for pair in known | bad:
         by_image.setdefault(pair[1], []).append(pair)
-    chosen: set[tuple[str, str]] = set()
+    named: set[tuple[str, str]] = set()
     unknown = []
     for line in Path(path).read_text("utf-8").splitlines():
         entry = line.split("#", 1)[0].strip()
         if not entry:
             continue
         if entry in by_row:
-            chosen.add(by_row[entry])
+            named.add(by_row[entry])
         elif entry in by_image:
-            chosen.update(by_image[entry])
+            named.update(by_image[entry])
         else:
             unknown.append(entry)
     if unknown:
         raise SourceError(f"evaluation id list {path}: {len(unknown)} ids are in no record: {unknown[:10]}")
+    chosen = named - bad
     if not chosen:
-        raise SourceError(f"evaluation id list {path}: no ids")
-    return chosen
+        raise SourceError(f"evaluation id list {path}: no ids" + (" of a valid record" if named else ""))
+    return chosen, named & bad
 
 
 def counts(chosen: Iterable[tuple[str, str]]) -> Mapping[str, int]:
