@@ -1,9 +1,11 @@
-"""Peak memory of a real CVVQA run, lm-eval or lighteval, as the number of clips grows.
+"""Peak memory of a real CVVQA (or CIVQA) run, lm-eval or lighteval, as the number of clips (images) grows.
 
 lm-eval builds every request before generating; before lazy frames each request held its clip's
 decoded frames (PIL RGB, 4 bytes a pixel: 37 MB for ten 720p frames), so memory grew with the
-number of clips. This builds a GIMMICK folder of N near-empty 10 s 1280x720 clips (synthetic,
-`arab_mm_tasks.testing.synthetic`, a few distinct clips repeated), then runs
+number of clips. This builds a GIMMICK folder of N 10 s 1280x720 clips (synthetic,
+`arab_mm_tasks.testing.synthetic`, a few distinct clips repeated): by default textured and encoded
+at 2 Mbit/s, ~2.7 MB each like the 10 s YouTube cuts of GIMMICK (1-5 MB); ``--near-empty`` gives
+the flat ~51 KB clips of the first measurements. Then it runs
 ``python -m lm_eval --model hf-multimodal`` (or, with ``--harness lighteval``, our lighteval
 command line with ``--vision-model``) with the tiny random-weight VLM on gimmick_cvvqa_none
 in a child process per (code, N) under ``/usr/bin/time -v``, and prints peak RSS and its growth
@@ -14,6 +16,12 @@ child imports the package from its own root.
     python benchmarks/cvvqa_memory.py --sizes 20 50 200
     python benchmarks/cvvqa_memory.py --sizes 20 50 200 --before-sizes 20 50   # skip a big "before" run
     python benchmarks/cvvqa_memory.py --harness lighteval --before-root /tmp/before-lazy
+    python benchmarks/cvvqa_memory.py --near-empty --sizes 20 200
+    python benchmarks/cvvqa_memory.py --task civqa --sizes 200 1000   # an image task: ~200 KB JPEGs
+
+With ``--task civqa`` the folder's civqa config holds N rows of 1024x768 JPEGs of ~200 KB (a
+smooth random picture with fine noise, as photos compress; a few distinct ones repeated), run as
+gimmick_civqa_none.
 """
 
 from __future__ import annotations
@@ -31,11 +39,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # gimmick_fixtures lives with the tests
 
+FULL = {"cvvqa": 1809, "civqa": 2233}  # rows of GIMMICK's test splits (paper Table 1), for the extrapolation
 DISTINCT_CLIPS = 4  # clips are written once each and repeated: encoding 200 720p clips would dominate
+DISTINCT_IMAGES = 8
 
 
-def build_folder(work: Path, clips: int, size: tuple[int, int], seconds: float) -> Path:
-    """A GIMMICK Hub folder whose cvvqa config holds `clips` rows, each with a 10 s clip of `size`."""
+def build_folder(work: Path, clips: int, size: tuple[int, int], seconds: float, bitrate: str | None) -> Path:
+    """A GIMMICK Hub folder whose cvvqa config holds `clips` rows, each with a 10 s clip of `size`.
+
+    `bitrate` (e.g. "2000k"): textured frames encoded at that rate; None: near-empty frames.
+    """
     from gimmick_fixtures import vvqa_records, write_vvqa
 
     from arab_mm_tasks.testing.synthetic import write_clip
@@ -48,8 +61,10 @@ def build_folder(work: Path, clips: int, size: tuple[int, int], seconds: float) 
     videos.mkdir(parents=True, exist_ok=True)
     made = sorted(videos.glob("*.mp4"))
     if len(made) < DISTINCT_CLIPS:
-        for k in range(DISTINCT_CLIPS):  # near-empty frames (the tester's clips were), GOPs differ
-            write_clip(videos / f"c{k}.mp4", seconds=seconds, fps=25, size=size, gop=25 + k, detail=False)
+        for k in range(DISTINCT_CLIPS):  # GOPs differ; near-empty frames are what the tester's clips were
+            options = {"b": bitrate} if bitrate else None
+            write_clip(videos / f"c{k}.mp4", seconds=seconds, fps=25, size=size, gop=25 + k, detail=bool(bitrate),
+                       options=options)  # fmt: skip
         made = sorted(videos.glob("*.mp4"))
     template = vvqa_records()[0]
     sources = work / f"sources-{clips}"
@@ -67,12 +82,47 @@ def build_folder(work: Path, clips: int, size: tuple[int, int], seconds: float) 
     return out
 
 
-def harness_command(harness: str, model: Path, folder: Path, out: Path) -> list[str]:
+def photo_jpeg(seed: int, size: tuple[int, int] = (1024, 768)) -> bytes:
+    """A ~200 KB JPEG: a smooth random picture (bicubic from 64x48) plus +-12 noise, quality 85."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    smooth = Image.fromarray(rng.integers(0, 256, (48, 64, 3), dtype=np.uint8)).resize(size, Image.Resampling.BICUBIC)
+    pixels = np.asarray(smooth).astype(np.int16) + rng.integers(-12, 13, (size[1], size[0], 3))
+    buffer = io.BytesIO()
+    Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).save(buffer, format="JPEG", quality=85)
+    return buffer.getvalue()
+
+
+def build_image_folder(work: Path, rows: int) -> Path:
+    """A GIMMICK Hub folder whose civqa config holds `rows` rows, each with a ~200 KB JPEG."""
+    from gimmick_fixtures import sivqa_records, write_sivqa
+
+    from dataset_builders.gimmick.builder import build
+
+    out = work / f"gimmick-{rows}"
+    if (out / "data" / "civqa").is_dir():
+        return out
+    photos = [photo_jpeg(k) for k in range(DISTINCT_IMAGES)]
+    template = sivqa_records()[0]
+    records = [
+        {**template, "question_id": 9000 + i, "ich_image": {"bytes": photos[i % len(photos)], "path": f"ich_{i}.jpg"}}
+        for i in range(rows)
+    ]
+    work.mkdir(parents=True, exist_ok=True)
+    build(out, sivqa=write_sivqa(work / f"sivqa-{rows}.parquet", records))
+    return out
+
+
+def harness_command(harness: str, task: str, model: Path, folder: Path, out: Path) -> list[str]:
     """The child's command line: the package is imported from its working directory (``python -m``)."""
     if harness == "lm-eval":
         return [
             sys.executable, "-m", "lm_eval", "--model", "hf-multimodal",
-            "--model_args", f"pretrained={model},max_images=20", "--tasks", "gimmick_cvvqa_none",
+            "--model_args", f"pretrained={model},max_images=20", "--tasks", task,
             "--metadata", json.dumps({"gimmick_path": str(folder)}), "--gen_kwargs", "max_gen_toks=2",
             "--device", "cpu", "--batch_size", "1", "--output_path", str(out),
         ]  # fmt: skip
@@ -80,22 +130,22 @@ def harness_command(harness: str, model: Path, folder: Path, out: Path) -> list[
     return [
         sys.executable, "-m", "arab_mm_tasks.harness.lighteval_cli", "accelerate",
         f"model_name={model},generation_size=2,device=cpu,batch_size=1,cache_dir={out / 'cache'}",
-        "gimmick_cvvqa_none|0",
+        f"{task}|0",
         "--vision-model", "--dataset-path", f"gimmick={folder}", "--output-dir", str(out),
     ]  # fmt: skip
 
 
-def samples_scored(harness: str, out: Path) -> int | None:
+def samples_scored(harness: str, task: str, out: Path) -> int | None:
     """Samples the run scored (lm-eval says; lighteval's results do not, and no --max-samples is passed)."""
     if harness != "lm-eval":
         return None
     (results,) = out.rglob("results_*.json")
-    return json.loads(results.read_text())["n-samples"]["gimmick_cvvqa_none"]["effective"]
+    return json.loads(results.read_text())["n-samples"][task]["effective"]
 
 
-def run_harness(harness: str, root: Path, model: Path, folder: Path, out: Path) -> dict[str, float]:
+def run_harness(harness: str, task: str, root: Path, model: Path, folder: Path, out: Path) -> dict[str, float]:
     """Peak RSS (MB), wall time and samples of one run whose package is imported from `root`."""
-    command = ["/usr/bin/time", "-v", *harness_command(harness, model, folder, out)]
+    command = ["/usr/bin/time", "-v", *harness_command(harness, task, model, folder, out)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("PYTHONPATH", None)
     start = time.perf_counter()
@@ -104,7 +154,7 @@ def run_harness(harness: str, root: Path, model: Path, folder: Path, out: Path) 
     if done.returncode:
         raise RuntimeError(f"{harness} failed in {root}:\n{done.stderr[-3000:]}")
     peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
-    samples = samples_scored(harness, out)
+    samples = samples_scored(harness, task, out)
     shutil.rmtree(out)
     return {"peak_mb": peak_kb / 1024, "wall_s": wall, "samples": samples}
 
@@ -112,40 +162,56 @@ def run_harness(harness: str, root: Path, model: Path, folder: Path, out: Path) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--harness", choices=["lm-eval", "lighteval"], default="lm-eval")
+    parser.add_argument("--task", choices=["cvvqa", "civqa"], default="cvvqa", help="clips, or ~200 KB images")
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 50, 200])
     parser.add_argument("--before-sizes", type=int, nargs="*", help="sizes for the 'before' code (default --sizes)")
     parser.add_argument("--before-root", type=Path, default=Path("/work/main"))
     parser.add_argument("--work", type=Path, default=Path("/tmp/arab-mm-cvvqa-memory"))
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=720)
+    parser.add_argument("--bitrate", default="2000k", help="of the textured clips (default 2000k: ~2.7 MB per 10 s)")
+    parser.add_argument("--near-empty", action="store_true", help="flat frames (~51 KB clips) instead of textured")
     args = parser.parse_args()
+    bitrate = None if args.near_empty else args.bitrate
     from arab_mm_tasks.testing.tiny_model import build_tiny_vlm
 
-    args.work.mkdir(parents=True, exist_ok=True)
     model = args.work / "tiny-vlm"
+    kind = f"{args.width}x{args.height}-{bitrate or 'near-empty'}" if args.task == "cvvqa" else "civqa-200kb-jpeg"
+    args.work = args.work / kind  # one folder per kind of media
+    args.work.mkdir(parents=True, exist_ok=True)
     if not (model / "config.json").exists():
         build_tiny_vlm(model)
     before_sizes = args.sizes if args.before_sizes is None else args.before_sizes
     runs = [("before", args.before_root, n) for n in before_sizes] + [("after", ROOT, n) for n in args.sizes]
     which = "lm_eval hf-multimodal" if args.harness == "lm-eval" else "arab-mm-lighteval --vision-model"
+    task = f"gimmick_{args.task}_none"
+    if args.task == "cvvqa":
+        folders = {n: build_folder(args.work, n, (args.width, args.height), 10.0, bitrate) for _, _, n in runs}
+        sizes = [clip.stat().st_size for clip in sorted((args.work / "clips").glob("*.mp4"))]
+        media = f"10 s {args.width}x{args.height} {f'textured {bitrate}bit/s' if bitrate else 'near-empty'} clips"
+    else:
+        folders = {n: build_image_folder(args.work, n) for _, _, n in runs}
+        sizes = [len(photo_jpeg(k)) for k in range(DISTINCT_IMAGES)]
+        media = "1024x768 JPEGs"
     print(
-        f"{which}, tiny VLM, gimmick_cvvqa_none, 10 s {args.width}x{args.height} near-empty clips, "
+        f"{which}, tiny VLM, {task}, {media} ({min(sizes) / 1e6:.2f}-{max(sizes) / 1e6:.2f} MB), "
         f"max_gen_toks=2, batch 1; load before: {os.getloadavg()[0]:.2f}"
     )
-    print("| code | clips | peak RSS (MB) | wall (s) | load (1 min) |")
+    print("| code | rows | peak RSS (MB) | wall (s) | load (1 min) |")
     print("|---|---|---|---|---|")
     table: dict[str, dict[int, float]] = {}
     for label, root, n in runs:
-        folder = build_folder(args.work, n, (args.width, args.height), 10.0)
-        got = run_harness(args.harness, root, model, folder, args.work / f"out-{label}-{n}")
+        got = run_harness(args.harness, task, root, model, folders[n], args.work / f"out-{label}-{n}")
         assert got["samples"] in (n, None), got
         table.setdefault(label, {})[n] = got["peak_mb"]
         print(f"| {label} | {n} | {got['peak_mb']:.0f} | {got['wall_s']:.0f} | {os.getloadavg()[0]:.2f} |", flush=True)
     for label, peaks in table.items():
-        sizes = sorted(peaks)
-        if len(sizes) > 1:
-            growth = (peaks[sizes[-1]] - peaks[sizes[0]]) / (sizes[-1] - sizes[0])
-            print(f"{label}: {growth:.2f} MB per clip ({sizes[0]} -> {sizes[-1]} clips)")
+        counts = sorted(peaks)
+        if len(counts) > 1:
+            growth = (peaks[counts[-1]] - peaks[counts[0]]) / (counts[-1] - counts[0])
+            full = peaks[counts[-1]] + max(growth, 0.0) * (FULL[args.task] - counts[-1])  # flat (noise < 0): as is
+            print(f"{label}: {growth:.2f} MB per row ({counts[0]} -> {counts[-1]} rows); "
+                  f"{FULL[args.task]:,} rows: ~{full / 1024:.1f} GB")  # fmt: skip
 
 
 if __name__ == "__main__":

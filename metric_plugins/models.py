@@ -6,9 +6,11 @@ that is how a harness run (whose metrics take no arguments) is pointed at a loca
 machine without the Hub. Nothing is imported or loaded until a metric is first computed, and a
 loaded model is kept for the rest of the process (one load per model, revision and device).
 
-Revisions: the Hub is unreachable from the machine these were chosen on, so the commits could not
-be read; ``revision=None`` means the repo's current ``main``. Whoever first runs with the Hub
-should pin each to the sha `huggingface_hub.model_info(id).sha` reports.
+The ids are pinned, the revisions are not: the Hub is unreachable from the machine these were
+chosen on, so the commits could not be read, and ``revision=None`` means the repo's current
+``main``. A user pins one with ``ARAB_MM_<KEY>_REVISION`` (a commit sha, branch or tag:
+``ARAB_MM_BERTSCORE_REVISION=<sha of huggingface_hub.model_info(id).sha>``), which applies to the
+Hub id in use (pinned, from ``ARAB_MM_<KEY>_MODEL`` or from ``model=``); a local folder has none.
 """
 
 from __future__ import annotations
@@ -37,14 +39,16 @@ MODELS: dict[str, PinnedModel] = {
 
 
 def resolve(key: str, model: str | os.PathLike | None = None) -> tuple[str, str | None]:
-    """(id or folder, revision) for a metric: `model` if given, else ``ARAB_MM_<KEY>_MODEL``, else the pin."""
-    if model is not None:
-        return str(model), None
-    override = os.environ.get(f"ARAB_MM_{key.upper()}_MODEL")
-    if override:
-        return override, None
-    pinned = MODELS[key]
-    return pinned.id, pinned.revision
+    """(id or folder, revision) for a metric: `model` if given, else ``ARAB_MM_<KEY>_MODEL``, else the pin.
+
+    The revision is ``ARAB_MM_<KEY>_REVISION`` when set, else the pin's for the pinned id (None
+    today), else None; a local folder gets None (its files are what they are).
+    """
+    revision = os.environ.get(f"ARAB_MM_{key.upper()}_REVISION") or None
+    name = str(model) if model is not None else os.environ.get(f"ARAB_MM_{key.upper()}_MODEL") or MODELS[key].id
+    if os.path.isdir(name):
+        return name, None
+    return name, revision or (MODELS[key].revision if name == MODELS[key].id else None)
 
 
 def device(requested: str | None = None) -> str:

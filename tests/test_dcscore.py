@@ -349,7 +349,8 @@ def test_english_prompts_render_exactly_upstreams_text_and_arabic_ones_only_add(
 
 @pytest.mark.parametrize("module", [dcscore, formula, dcscore_prompts], ids=lambda m: m.__name__)
 def test_docstring_examples(module):
-    assert doctest.testmod(module).failed == 0
+    results = doctest.testmod(module)
+    assert results.attempted > 0 and results.failed == 0  # a card that lost its examples fails too
 
 
 def test_the_evaluate_module_scores_through_the_same_pipeline(tmp_path):

@@ -61,7 +61,8 @@ def _tiny_aldi(folder: Path, bias: float) -> str:
 
 @pytest.mark.parametrize("module", [bertscore, labse, aldi])
 def test_module_cards_examples_hold(module):
-    assert doctest.testmod(module).failed == 0
+    results = doctest.testmod(module)
+    assert results.attempted > 0 and results.failed == 0  # a card that lost its examples fails too
 
 
 # --- BERTScore -------------------------------------------------------------------------------
@@ -201,13 +202,36 @@ def test_aldi_empty_and_latin_only_texts_score_0_and_are_reported(tmp_path, capl
 
 
 def test_models_resolve_argument_then_environment_then_pin(monkeypatch):
-    monkeypatch.delenv("ARAB_MM_BERTSCORE_MODEL", raising=False)
-    assert models.resolve("bertscore") == ("CAMeL-Lab/bert-base-arabic-camelbert-mix", None)
+    for variable in ("ARAB_MM_BERTSCORE_MODEL", "ARAB_MM_BERTSCORE_REVISION"):
+        monkeypatch.delenv(variable, raising=False)
+    assert models.resolve("bertscore") == ("CAMeL-Lab/bert-base-arabic-camelbert-mix", None)  # ids pinned, not commits
     monkeypatch.setenv("ARAB_MM_BERTSCORE_MODEL", "/models/camelbert")
     assert models.resolve("bertscore") == ("/models/camelbert", None)
     assert models.resolve("bertscore", "/other") == ("/other", None)
     assert models.resolve("labse")[0] == "sentence-transformers/LaBSE"
     assert models.resolve("aldi")[0] == "AMR-KELEG/Sentence-ALDi"
+
+
+def test_a_user_pins_a_revision_and_the_loader_is_given_it(monkeypatch, tmp_path):
+    monkeypatch.delenv("ARAB_MM_BERTSCORE_MODEL", raising=False)
+    monkeypatch.setenv("ARAB_MM_BERTSCORE_REVISION", "0123abc")
+    assert models.resolve("bertscore") == ("CAMeL-Lab/bert-base-arabic-camelbert-mix", "0123abc")
+    assert models.resolve("bertscore", "someone/other-bert") == ("someone/other-bert", "0123abc")
+    assert models.resolve("bertscore", tmp_path) == (str(tmp_path), None)  # a folder has no revision
+    assert models.resolve("labse") == ("sentence-transformers/LaBSE", None)  # per metric
+
+    import transformers
+
+    seen = []
+
+    def from_pretrained(name, revision=None, **kwargs):
+        seen.append((name, revision))
+        raise OSError("offline")  # what the Hub being unreachable looks like
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", from_pretrained)
+    with pytest.raises(OSError, match="offline"):
+        bertscore.score(["مرحبا"], ["مرحبا"], model="someone/other-bert", layer=1)
+    assert seen == [("someone/other-bert", "0123abc")]
 
 
 def test_importing_the_metrics_loads_no_model_library():

@@ -291,7 +291,7 @@ def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[Any]], datas
     if spec.benchmark in dataset_paths:
         source = DatasetSource.resolve(spec.benchmark, dataset_paths[spec.benchmark])
         where = source.path
-        # undecoded: a rendered image is a lazy one, holding the record's compressed bytes until the judge sends it
+        # as the harnesses load it: a rendered image is a lazy one, holding a reference to its bytes until judged
         split = without_media_decoding(load_split(source, spec.all_config, spec.split, spec.benchmark))
         docs = {str(doc["id"]): doc for doc in split}
     elif run.harness == "lm-eval":  # its results file says where the run's data came from

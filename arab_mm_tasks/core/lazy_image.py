@@ -5,7 +5,7 @@ request's images are PIL images, so a run used to hold every decoded frame of ev
 it ended (a 10 s 720p clip is 10 frames of 1280 x 720 x 4 bytes: 37 MB; 1,809 clips, ~65 GB).
 A `LazyImage` is a `PIL.Image.Image` that knows its size, mode and `info` and how to make its
 pixels (a zero-argument `decode` that returns all images of one record field, e.g. a clip's
-frames, from the record's compressed bytes, which the harness holds anyway). Pillow reaches pixels
+frames, from the record's compressed bytes or a reference to where they are stored). Pillow reaches pixels
 only through `load()` and the `im` property, so those two are the only places that decode: into
 a small process-wide cache bounded in bytes (`CACHE_BYTES`), from which older pixels are dropped
 as newer ones come in. Used again later, an image is decoded again; decoders are deterministic,

@@ -3,7 +3,9 @@
 Harnesses take pictures, not files: lm-eval's `doc_to_image` and lighteval's `Doc.images` want
 lists of RGB PIL images, and GIMMICK CVVQA feeds its 10 s clips as one frame per second
 (paper L184). Dataset values arrive as PIL images, raw bytes, paths or `datasets` dicts
-(`{"bytes": ..., "path": ...}`, as `Image(decode=False)` and `Video(decode=False)` store them).
+(`{"bytes": ..., "path": ...}`, as `Image(decode=False)` and `Video(decode=False)` store them),
+or, in a harness's documents, references to where the bytes are stored (`{"bytes": None, "path":
+..., "stored_at": ...}`, `arab_mm_tasks.core.media_refs`), read when the media are decoded.
 
 Everything is decoded here, eagerly, so a broken record fails with a `MediaError` naming the
 record and field instead of deep inside a model. The frame rule is in `video_frames`.
@@ -11,7 +13,8 @@ record and field instead of deep inside a model. The frame rule is in `video_fra
 With ``lazy=True`` (what task renderers ask for) the images returned hold no pixels: they are
 `arab_mm_tasks.core.lazy_image.LazyImage`s that decode the record's bytes again when a model
 uses them, to the same pixels, and drop them soon after. Harnesses build every request before
-the first one runs, so eager pixels would all be held at once (`docs/benchmarks.md`).
+the first one runs, so eager pixels would all be held at once (`docs/benchmarks.md`). A lazy image
+holds what it decodes from as it was given: a reference (a few hundred bytes), a path, or bytes.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 from PIL import Image
 
 from arab_mm_tasks.core.lazy_image import lazy_images
+from arab_mm_tasks.core.media_refs import REF_FIELD, StoredBytes
 from arab_mm_tasks.core.spec import RecordError
 
 # Chosen by benchmarks/frames.py (docs/benchmarks.md; 10 s 1280x720 H.264 @25 fps with B-frames, 2 cores),
@@ -71,10 +75,21 @@ class VideoFrames:
     backend: str
 
 
-def _raw(value: Any, *, record: str, field: str) -> bytes | Path:
-    """The bytes or the path a media value points at; bytes win when a dict has both."""
+def _raw(value: Any, *, record: str, field: str) -> bytes | Path | StoredBytes:
+    """The bytes, the path or the stored byte range (`media_refs`) a media value points at.
+
+    In a dict, bytes win, then a ``stored_at`` range, then the path.
+    """
     if isinstance(value, dict):
-        value = value.get("bytes") if value.get("bytes") is not None else value.get("path")
+        if value.get("bytes") is None and value.get(REF_FIELD) is not None:
+            stored = StoredBytes.parse(value[REF_FIELD])
+            if stored is None:
+                raise MediaError(record, field, f"has {REF_FIELD}={value[REF_FIELD]!r}, not a byte range of a file")
+            value = stored
+        else:
+            value = value.get("bytes") if value.get("bytes") is not None else value.get("path")
+    if isinstance(value, StoredBytes):
+        return value
     if isinstance(value, bytes | bytearray | memoryview):
         if not len(value):
             raise MediaError(record, field, "holds empty bytes")
@@ -108,11 +123,11 @@ def png_bytes(image: Image.Image | bytes) -> bytes:
 
 
 def load_image(value: Any, *, record: str, field: str = "image", lazy: bool = False) -> Image.Image:
-    """An RGB PIL image from a PIL image, bytes, a path or a `{"bytes", "path"}` dict.
+    """An RGB PIL image from a PIL image, bytes, a path, or a `{"bytes", "path"}` dict (or a reference, see `_raw`).
 
     Pixels are decoded here (PIL opens lazily), so truncated or corrupt data raises `MediaError` now.
-    With `lazy`, an image given as bytes or a path comes back as a `LazyImage` that keeps a
-    reference to those bytes (not a copy) and decodes them again when used; a PIL image given is
+    With `lazy`, an image given as bytes, a path or a stored range comes back as a `LazyImage` that
+    keeps that (bytes by reference, not a copy) and decodes it again when used; a PIL image given is
     returned as without `lazy`, since its pixels are held by the caller anyway.
     """
     if lazy and not isinstance(value, Image.Image):
@@ -123,7 +138,7 @@ def load_image(value: Any, *, record: str, field: str = "image", lazy: bool = Fa
         if isinstance(value, Image.Image):
             value.load()
             return _rgb(value)
-        raw = _raw(value, record=record, field=field)
+        raw = _read(_raw(value, record=record, field=field), record=record, field=field, whole_file=False)
         with Image.open(io.BytesIO(raw) if isinstance(raw, bytes) else raw) as image:
             image.load()
             return _rgb(image)
@@ -133,7 +148,17 @@ def load_image(value: Any, *, record: str, field: str = "image", lazy: bool = Fa
         raise MediaError(record, field, f"is not a readable image ({type(err).__name__}: {err})") from err
 
 
-def _decoded_images(raw: bytes | Path, record: str, field: str) -> list[Image.Image]:
+def _read(raw: bytes | Path | StoredBytes, *, record: str, field: str, whole_file: bool = True) -> bytes | Path:
+    """The bytes of a stored range (and, with `whole_file`, of a file); bytes and paths are returned as they are."""
+    try:
+        if isinstance(raw, StoredBytes):
+            return raw.read()
+        return raw.read_bytes() if whole_file and isinstance(raw, Path) else raw
+    except OSError as err:
+        raise MediaError(record, field, f"cannot be read ({err})") from err
+
+
+def _decoded_images(raw: bytes | Path | StoredBytes, record: str, field: str) -> list[Image.Image]:
     """`load_image` of bytes or a path, as a one-image list: a `LazyImage`'s decode."""
     return [load_image(raw, record=record, field=field)]
 
@@ -351,10 +376,11 @@ def video_frames(
     frame interval (packet durations are not used: FFmpeg builds disagree on them).
 
     Args:
-        value: mp4 (or any FFmpeg-readable) bytes, a path, or a `{"bytes", "path"}` dict.
+        value: mp4 (or any FFmpeg-readable) bytes, a path, or a `{"bytes", "path"}` dict (or a
+            reference to stored bytes, see `_raw`).
         backend: "pyav" or "decord"; None = `DEFAULT_VIDEO_BACKEND` (PyAV where decord is missing).
-        lazy: return `LazyImage` frames, which keep a reference to the clip's bytes (or its path)
-            and decode the clip again, with the same settings and backend, when one is used.
+        lazy: return `LazyImage` frames, which keep the clip's bytes (by reference), its path or its
+            stored range, and decode the clip again, with the same settings and backend, when one is used.
     Raises:
         MediaError: no bytes or file, not a video, no video stream or frame, a clip truncated (fewer
             frames, or a shorter span, than its container promises), or undecodable data.
@@ -365,10 +391,7 @@ def video_frames(
     if name not in _BACKENDS:
         raise ValueError(f"unknown video backend {name!r}; choose from {sorted(_BACKENDS)}")
     raw = _raw(value, record=record, field=field)
-    try:
-        data = raw if isinstance(raw, bytes) else raw.read_bytes()
-    except OSError as err:
-        raise MediaError(record, field, f"cannot be read ({err})") from err
+    data = _read(raw, record=record, field=field)
     kind = next((label for magic, label in _IMAGE_MAGIC.items() if data.startswith(magic)), None)
     if kind and not (kind == "WEBP" and data[8:12] != b"WEBP"):
         raise MediaError(record, field, f"holds a {kind} image, not a video")
@@ -390,7 +413,7 @@ def video_frames(
     return VideoFrames(images=images, timestamps=timestamps, duration=duration, backend=name)
 
 
-def _frames_again(raw: bytes | Path, settings: dict[str, Any], count: int) -> list[Image.Image]:
+def _frames_again(raw: bytes | Path | StoredBytes, settings: dict[str, Any], count: int) -> list[Image.Image]:
     """A lazy clip's frames, decoded again as the first time (the same count, or a `MediaError`)."""
     images = video_frames(raw, **settings).images
     if len(images) != count:  # only if the file at a path changed in between

@@ -64,7 +64,7 @@ def needs_images(spec: TaskSpec) -> bool:
 
 @dataclass
 class _KeptImages:
-    images: list[Any]  # PNG bytes, or lazy images (a judge's: they hold the record's compressed bytes, no pixels)
+    images: list[Any]  # PNG bytes, or lazy images (a judge's: they hold a reference to the record's media, no pixels)
     users: int  # batched or judged metrics of the sample not scored yet
 
 
@@ -77,8 +77,8 @@ def keep_images(images: Sequence[Any], users: int, *, lazy_ok: bool = False) -> 
     """Keep a sample's images for `users` scorings; the token names them in its values.
 
     As PNG bytes, or with `lazy_ok` (only judges use them) a `LazyImage` as it is: it refers to the
-    compressed bytes the harness holds anyway, so a run of thousands of judged samples keeps no
-    second copy; a judge encodes it to PNG when it sends it.
+    record's media as the harness's document does (`arab_mm_tasks.core.media_refs`), so a run of
+    thousands of judged samples keeps no copy; a judge encodes it to PNG when it sends it.
     """
     from arab_mm_tasks.core.lazy_image import LazyImage
     from arab_mm_tasks.core.media import png_bytes

@@ -332,17 +332,25 @@ def without_media(dataset: Any) -> Any:
 
 
 def without_media_decoding(dataset: Any) -> Any:
-    """The dataset with its images and videos left as ``{"bytes", "path"}`` dicts, for a harness.
+    """The dataset as a harness reads it: images and videos as references to their bytes, never decoded.
 
-    lm-eval keeps every document of a run (in its requests) until the run ends; with `datasets`
-    decoding `Image` columns each document would hold its decoded pictures. The media layer reads
-    the dicts as well (`arab_mm_tasks.core.media`), and renders lazy images from their bytes. A
-    top-level column is recast in place (no data is copied); a list of images needs one arrow pass
+    lm-eval keeps every document of a run (in its requests) until the run ends, and lighteval the
+    lazy images of every `Doc`. So each image or video value becomes a reference to where its bytes
+    are in the memory-mapped Arrow file (`arab_mm_tasks.core.media_refs`: ``{"bytes": None, "path":
+    <as stored>, "stored_at": "<file>#bytes=<start>-<stop>"}``), read only when a lazy image decodes.
+    A column that cannot be referenced (a dataset in memory, a system without ``/proc/self/maps``) is
+    left as undecoded ``{"bytes", "path"}`` dicts, which the media layer reads as well: a top-level
+    column is recast in place (no data is copied); a list of images needs one arrow pass
     (`Dataset.cast`, cached next to the dataset, no image decoded).
     """
     import datasets
 
-    features = datasets.Features({name: _undecoded(feature) for name, feature in dataset.features.items()})
+    from arab_mm_tasks.core.media_refs import by_reference
+
+    dataset, referenced = by_reference(dataset)
+    features = datasets.Features(
+        {name: feature if name in referenced else _undecoded(feature) for name, feature in dataset.features.items()}
+    )
     changed = [name for name in features if features[name] != dataset.features[name]]
     nested = [name for name in changed if not hasattr(features[name], "decode_example")]
     if nested:

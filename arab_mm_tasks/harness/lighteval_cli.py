@@ -39,8 +39,9 @@ lighteval without the bug, or without the attribute, is left alone):
    into the user cache (`arab_mm_tasks.core.sources`); its task configs name that build folder,
    and the loader builds it when it is not there yet.
 7. Media of our tasks: their datasets are loaded with images and videos left undecoded
-   (`sources.without_media_decoding`), so a row holds compressed bytes and ``Doc.images`` are lazy
-   images decoded when the model uses them (`arab_mm_tasks.core.lazy_image`): lighteval builds
+   (`sources.without_media_decoding`), so a row holds where its media's bytes are stored and
+   ``Doc.images`` are lazy images that read and decode them when the model uses them
+   (`arab_mm_tasks.core.media_refs`, `arab_mm_tasks.core.lazy_image`): lighteval builds
    every ``Doc`` of a run before the first generation, and eager pixels would all be held at once.
 8. Details at the end of a run: lighteval turns every sample's details (its ``Doc``, images
    included) into a `datasets.Dataset` whether or not they are saved, which decoded and encoded

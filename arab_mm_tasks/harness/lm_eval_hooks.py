@@ -3,7 +3,7 @@
 - `load_dataset`: lm-eval's `custom_dataset`. It receives the task's `dataset_kwargs`
   (benchmark, config, split) and the run's ``--metadata``, so ``--metadata
   '{"arabculture_path": "/data/arabculture"}'`` points a run at a local folder or another repo.
-  Images and videos are left undecoded (compressed bytes in each document).
+  Images and videos are left undecoded, each document holding where their bytes are stored.
 - ``process_docs_<task name>`` (multiple choice): adds the request columns (`request_query`,
   `request_choices`, `request_gold`) that the YAML's `doc_to_text` / `doc_to_choice` /
   `doc_to_target` read.
@@ -51,8 +51,8 @@ def load_dataset(*, benchmark: str, config: str, split: str, **metadata: Any):
     if bench.configure is not None:  # the benchmark's own run options (GIMMICK's frame limits)
         bench.configure(metadata)
     source = DatasetSource.from_metadata(benchmark, metadata)
-    # Undecoded media: lm-eval keeps every document until the run ends, so each holds compressed
-    # bytes, and its requests lazy images (`arab_mm_tasks.core.lazy_image`), not pixels.
+    # Media by reference: lm-eval keeps every document until the run ends, so each holds where its media's
+    # bytes are (`arab_mm_tasks.core.media_refs`), and its requests lazy images, not bytes or pixels.
     return datasets.DatasetDict({split: without_media_decoding(load_split(source, config, split, benchmark))})
 
 
