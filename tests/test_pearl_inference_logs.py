@@ -11,7 +11,7 @@ import pytest
 from pearl_fixtures import pearl_records, pearl_x_records
 
 from arab_mm_tasks.cli.judge_saved import judge_saved, read_runs
-from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
+from arab_mm_tasks.core.sources import DatasetSource, load_split
 from arab_mm_tasks.core.spec import RecordError
 from metric_plugins.judge.config import JudgeConfig
 
@@ -38,7 +38,11 @@ def _config(pearl_judge, tmp_path):
 
 
 def _image_bytes(hub, config):
-    split = without_media_decoding(load_split(DatasetSource.resolve("pearl", str(hub)), config, "test"))
+    """The image bytes each record of `config` holds, as released (not the harness's references to them)."""
+    import datasets
+
+    split = load_split(DatasetSource.resolve("pearl", str(hub)), config, "test")
+    split = split.cast_column("image", datasets.Image(decode=False))
     return {row["image_id"]: row["image"]["bytes"] for row in split}
 
 

@@ -139,7 +139,6 @@ class GenerativeMetric:
     corpus: str | None = None
     batch_images: bool = False
     judge_route: Callable[[str], str] | None = None
-    judge_score: str | None = None
     judge_weights: Mapping[str, float] | None = None
     judge_images: bool = False
     invalid_policy: Literal["exclude", "zero", "minus_one"] = "exclude"
@@ -176,6 +175,11 @@ class GenerativeMetric:
         for path in (self.batch, self.corpus):
             if path is not None and not re.fullmatch(r"[\w.]+:\w+", path):
                 raise ValueError(f"metric {self.name}: {path!r} is not a 'module:function' path")
+
+
+def higher_is_better(metric_name: str) -> bool:
+    """Every reported score is better higher, except a count of unscored samples (``<name>_unscored``)."""
+    return not metric_name.endswith("_unscored")
 
 
 @dataclass(frozen=True)

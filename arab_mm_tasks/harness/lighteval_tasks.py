@@ -54,7 +54,7 @@ from arab_mm_tasks.core.scoring import (
     score_prediction,
 )
 from arab_mm_tasks.core.sources import DatasetSource
-from arab_mm_tasks.core.spec import Subset, TaskSpec, without_image_placeholders
+from arab_mm_tasks.core.spec import Subset, TaskSpec, higher_is_better, without_image_placeholders
 
 MODULE = "arab_mm_tasks.harness.lighteval_tasks"  # what ``--custom-tasks`` takes
 
@@ -155,7 +155,7 @@ def generative_metric(spec: TaskSpec) -> SampleLevelMetricGrouping:
 
     return SampleLevelMetricGrouping(
         metric_name=names,
-        higher_is_better=dict.fromkeys(names, True),
+        higher_is_better={name: higher_is_better(name) for name in names},
         category=SamplingMethod.GENERATIVE,
         sample_level_fn=GenerativeScores(spec),
         corpus_level_fn={name: aggregation(name) for name in names},

@@ -26,7 +26,7 @@ import yaml
 from arab_mm_tasks.core.registry import all_families, all_specs
 from arab_mm_tasks.core.scoring import aggregation_kind
 from arab_mm_tasks.core.sources import DatasetSource
-from arab_mm_tasks.core.spec import Family, TaskSpec
+from arab_mm_tasks.core.spec import Family, TaskSpec, higher_is_better
 
 TASKS_DIR = Path(__file__).parent / "lm_eval_tasks"
 HOOKS = "arab_mm_tasks.harness.lm_eval_hooks"
@@ -87,7 +87,7 @@ def generative_spec_files(spec: TaskSpec) -> dict[str, dict]:
             {
                 "metric": name,
                 "aggregation": _Function(f"{HOOKS}.aggregate_{aggregation_kind(spec, name)}"),
-                "higher_is_better": True,
+                "higher_is_better": higher_is_better(name),
             }
             for name in spec.metric_names()
         ],
