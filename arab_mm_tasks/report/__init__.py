@@ -77,29 +77,25 @@ def _scorecard_section(runs: list[ModelRun], min_items: int) -> Section:
         "per-item score with its bootstrap interval and item count. The summary averages the columns with "
         f"enough items (at least {min_items}); countries with too few are shown, flagged (†) and not ranked.",
     )
-    summaries: dict[str, dict[str, float]] = {}
+    summaries: dict[str, dict[str, float]] = {}  # country -> model -> summary
     for run in runs:
         if not card.scores.get(run.label):
             continue
         table = card.table(run.label)
-        countries = [row[0] for row in table.rows if any(row[0] in by for by in table.matrix.values())]
-        matrix = {country_label(c): {label: by[c] for label, by in table.matrix.items() if c in by} for c in countries}
-        flagged = {country_label(c): {label for label in table.flagged if c in table.flagged[label]} for c in countries}
-        png = heatmap(matrix, list(matrix), list(table.matrix), table.title, flagged) if matrix else None
+        columns = card.labels(run.label)
+        png = heatmap(table.matrix, list(table.matrix), columns, table.title, table.flagged) if table.matrix else None
         section.items.append((table, png))
-        summaries[run.label] = {country_label(c): s for c in countries if (s := card.summary(run.label, c)) is not None}
-    if len(summaries) > 1:
-        countries = [
-            label for label in map(country_label, ARAB_COUNTRIES) if any(label in by for by in summaries.values())
-        ]
-        rows = [[country, *(by.get(country) for by in summaries.values())] for country in countries]
+        for country in ARAB_COUNTRIES:
+            if (value := card.summary(run.label, country)) is not None:
+                summaries.setdefault(country_label(country), {})[run.label] = value
+    models = [run.label for run in runs if card.scores.get(run.label)]
+    if len(models) > 1:
+        countries = [c for c in map(country_label, ARAB_COUNTRIES) if c in summaries]
+        rows = [[country, *(summaries[country].get(model) for model in models)] for country in countries]
         title = "Arab-world scorecard: summary by country and model"
         source = "the per-model scorecards' summary column"
-        summary = Table("scorecard_summary", title, source, ["country", *summaries], rows, digits=1)
-        by_country = {
-            country: {model: by[country] for model, by in summaries.items() if country in by} for country in countries
-        }
-        section.items.insert(0, (summary, heatmap(by_country, countries, list(summaries), summary.title)))
+        summary = Table("scorecard_summary", title, source, ["country", *models], rows, digits=1)
+        section.items.insert(0, (summary, heatmap(summaries, countries, models, summary.title)))
     if not section.items:
         section.intro += " No run has per-item samples of a benchmark with countries (run with --log_samples)."
     return section

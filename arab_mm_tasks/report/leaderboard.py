@@ -71,12 +71,11 @@ def stage(runs: Sequence[ModelRun], folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     dates_of_task: dict[str, list[str]] = {}
-    latest: dict[str, Any] = {}
+    results_of_date: dict[str, dict[str, Any]] = {}
     for run in runs:
         for source in run.sources:
             date = source.name.removeprefix("results_").removesuffix(".json")
-            results = scrub(_lighteval_results(run, source))
-            latest = results
+            results = results_of_date[date] = scrub(_lighteval_results(run, source))
             results_json = folder / f"results_{date}.json"
             results_json.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
             written += [results_json, _results_parquet(results, folder / f"results_{date}.parquet")]
@@ -90,9 +89,9 @@ def stage(runs: Sequence[ModelRun], folder: Path) -> list[Path]:
                     _lm_eval_details(file, target)
                 dates_of_task.setdefault(task, []).append(date)
                 written.append(target)
-    dates = [path.name.removeprefix("results_").removesuffix(".json") for path in written if path.suffix == ".json"]
+    latest = results_of_date[max(results_of_date)]  # ISO dates sort as time
     card = folder / "README.md"
-    card.write_text(_card(runs[0].model, dates, dates_of_task, latest), encoding="utf-8")
+    card.write_text(_card(runs[0].model, list(results_of_date), dates_of_task, latest), encoding="utf-8")
     return [*written, card]
 
 
@@ -139,9 +138,8 @@ def _lm_eval_details(samples_file: Path, target: Path) -> None:
 
     rows = []
     for _, sample in read_samples([samples_file]):
-        metrics = {
-            k: item_score(sample, k) for k in sample if k not in _SAMPLE_FIELDS and item_score(sample, k) is not None
-        }
+        scores = {k: item_score(sample, k) for k in sample if k not in _SAMPLE_FIELDS}
+        metrics = {k: v for k, v in scores.items() if v is not None}
         rows.append({
             "doc": json.dumps({"doc_id": sample.get("doc_id"), "specific": sample.get("doc"),
                                "target": sample.get("target")}, ensure_ascii=False, default=str),
@@ -149,7 +147,7 @@ def _lm_eval_details(samples_file: Path, target: Path) -> None:
                                          ensure_ascii=False, default=str),
             "metric": json.dumps(metrics),
         })  # fmt: skip
-    pq.write_table(pa.Table.from_pylist(rows, schema=_DETAILS_SCHEMA()), target)
+    pq.write_table(pa.Table.from_pylist(rows, schema=_details_schema()), target)
 
 
 _SAMPLE_FIELDS = {
@@ -158,7 +156,7 @@ _SAMPLE_FIELDS = {
 }  # fmt: skip
 
 
-def _DETAILS_SCHEMA():
+def _details_schema():
     import pyarrow as pa
 
     return pa.schema([("doc", pa.string()), ("model_response", pa.string()), ("metric", pa.string())])

@@ -32,12 +32,12 @@ class Table:
     rows: list[list[Any]]  # cells: str, float (NaN: no value) or None
     notes: list[str] = field(default_factory=list)
     digits: int = 2
-    # for heatmaps: model x group means, and the groups flagged for too few items per model
+    # for its heatmap: row -> column -> mean, and per row the columns flagged for too few items
     matrix: dict[str, dict[str, float]] = field(default_factory=dict)
     flagged: dict[str, set[str]] = field(default_factory=dict)
 
     def text(self, value: Any) -> str:
-        if value is None or (isinstance(value, float) and math.isnan(value)):
+        if _blank(value):
             return "–"
         return f"{value:.{self.digits}f}" if isinstance(value, float) else str(value)
 
@@ -55,9 +55,13 @@ class Table:
         with csv_path.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(self.header)
-            writer.writerows([["" if c is None or (isinstance(c, float) and math.isnan(c)) else c for c in row]
-                              for row in self.rows])  # fmt: skip
+            writer.writerows([["" if _blank(cell) else cell for cell in row] for row in self.rows])
         return [md, csv_path]
+
+
+def _blank(value: Any) -> bool:
+    """A cell with no value: None or NaN."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 # ----------------------------------------------------------------------------- paper-shaped results tables
@@ -99,10 +103,10 @@ def results_table(spec: ResultsTable, runs: Sequence[ModelRun]) -> Table | None:
 def pool_samples(run: ModelRun, pools: Pools) -> Iterator[tuple[str, dict[str, Any]]]:
     """(task, sample) of the run's first pool with samples (`arab_mm_tasks.core.reporting.Pools`)."""
     for pool in pools:
-        present = [task for task in pool if run.has_samples(task)]
+        present = [(task, samples) for task in pool if (samples := run.samples(task))]
         if present:
-            for task in present:
-                for sample in run.samples(task):
+            for task, samples in present:
+                for sample in samples:
                     yield task, sample
             return
 
@@ -171,8 +175,12 @@ class Scorecard:
         ordered = sorted(summaries, key=lambda c: -summaries[c])
         return {country: rank for rank, country in enumerate(ordered, 1)}
 
+    def labels(self, model: str) -> list[str]:
+        """The columns `model`'s runs have samples for, in benchmark order."""
+        return [column.label for _, column in self.columns if column.label in self.scores[model]]
+
     def table(self, model: str) -> Table:
-        labels = [column.label for _, column in self.columns if column.label in self.scores[model]]
+        labels = self.labels(model)
         header = ["country", "الدولة", *labels, "summary", "rank"]
         ranks = self.ranks(model)
         rows = []
@@ -196,9 +204,13 @@ class Scorecard:
         key = "scorecard_" + "".join(ch if ch.isalnum() else "_" for ch in model).strip("_")
         table = Table(key, f"Arab-world scorecard: {model}", "all benchmarks' per-item scores by country", header,
                       rows, notes=notes, digits=1)  # fmt: skip
-        table.matrix = {label: {c: s.mean for c, s in by_c.items()} for label, by_c in self.scores[model].items()}
-        table.flagged = {label: {c for c, s in by_c.items() if s.n < self.min_items}
-                         for label, by_c in self.scores[model].items()}  # fmt: skip
+        # the heatmap's rows are the countries with items, its columns the benchmarks
+        for label in labels:
+            for country, score in self.scores[model][label].items():
+                table.matrix.setdefault(country_label(country), {})[label] = score.mean
+                if score.n < self.min_items:
+                    table.flagged.setdefault(country_label(country), set()).add(label)
+        table.matrix = {c: table.matrix[c] for c in map(country_label, ARAB_COUNTRIES) if c in table.matrix}
         return table
 
 
