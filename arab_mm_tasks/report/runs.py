@@ -60,9 +60,6 @@ class ModelRun:
         )
         return [sample for leaf in leaves if leaf in self.sample_files for sample in self._read(leaf)]
 
-    def has_samples(self, task: str) -> bool:
-        return bool(self.samples(task))
-
     def _read(self, leaf: str) -> list[dict[str, Any]]:
         if leaf not in self._samples:
             self._samples[leaf] = [sample for _, sample in read_samples([self.sample_files[leaf]])]
