@@ -204,7 +204,7 @@ def build(
     stats: Counter[str] = Counter()
     unmapped: Counter[str] = Counter()
     extra_fields: set[str] = set()
-    duplicates = reading.DuplicateTracker()
+    duplicates = reading.Duplicates(report)  # no release id (sample_id repeats by design): exact repeats kept
     for error in configs.bad_lines:  # .jsonl lines with no record: read, and skipped or fatal like any bad record
         report.rows_read += 1
         report.skip_or_raise(error, on_bad_records)
@@ -217,12 +217,10 @@ def build(
                 where = configs.where(config, index)
                 try:
                     row = to_row(record, config, index, where)
-                except ArabCultureRecordError as err:
+                    duplicates.check(record, f"{where}: {row['id']}" if where else row["id"])
+                except reading.RecordError as err:
                     report.skip_or_raise(err, on_bad_records)
                     continue
-                name = f"{where}: {row['id']}" if where else row["id"]
-                if (first := duplicates.first_of(record, name)) is not None:
-                    report.duplicates.append(reading.DuplicateRecord(name, first))
                 extra_fields.update(set(record) - set(RAW_FIELDS))
                 _count(row, stats, unmapped)
                 writer.add_rows(config, FEATURES, [row])
@@ -242,7 +240,8 @@ def build(
         absent = sorted(set(REGION_OF_COUNTRY) - set(writer.num_rows))
         report.counts = {c: writer.num_rows[c] for c in [*sorted(set(writer.num_rows) - {ALL_CONFIG}), ALL_CONFIG]}
         report.stats = dict(sorted(stats.items()))
-        report.warnings += _warnings(absent, extra_fields, unmapped, report.skipped, report.duplicates)
+        report.warnings += _warnings(absent, extra_fields, unmapped)
+        report.add_record_warnings()
         writer.finish(render_arabculture_card(report, FEATURES, writer.num_bytes, sample=_is_sample(source)))
     return report
 
@@ -259,15 +258,10 @@ def _count(row: Mapping[str, Any], stats: Counter[str], unmapped: Counter[str]) 
         unmapped[f"{row['subtopic']} / {row['sub_topic']}"] += 1
 
 
-def _warnings(
-    absent: list[str], extra: set[str], unmapped: Counter[str], skipped: list[Any], duplicates: list[Any]
-) -> list[str]:
+def _warnings(absent: list[str], extra: set[str], unmapped: Counter[str]) -> list[str]:
     warnings = [f"countries absent from the source: {', '.join(absent)}"] if absent else []
     warnings += [f"source field {name!r} is not in the schema and was not written" for name in sorted(extra)]
     warnings += [f"{n} rows with subtopic {name!r} have no Table 8 topic" for name, n in unmapped.most_common()]
-    if duplicates:
-        warnings.append(f"{len(duplicates)} records repeat an earlier record exactly; kept (listed in the report)")
-    warnings += [f"{len(skipped)} bad records skipped (listed in the report)"] if skipped else []
     return warnings
 
 

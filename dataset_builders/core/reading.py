@@ -12,11 +12,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arab_mm_tasks.core.spec import RecordError
+from arab_mm_tasks.core.spec import RecordError as RecordError  # what builders catch: BadRecord, MediaError
 from arab_mm_tasks.core.spec import SourceError as SourceError  # re-exported: builders raise reading.SourceError
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+SHOWN_RECORDS = 5  # skipped / repeated records a summary lists before counting the rest
 
 
 # ---------------------------------------------------------------------------- build report
@@ -77,13 +78,29 @@ class BuildReport:
     warnings: list[str] = field(default_factory=list)
     stats: dict[str, int | float] = field(default_factory=dict)
 
-    def skip_or_raise(self, error: BadRecord, on_bad_records: str) -> None:
-        """``on_bad_records``: "error" raises `error`; "skip" records it as skipped; "warn" also logs it."""
+    report_file: str | None = None  # where the full report was written (`write`), named by `summary`
+
+    def skip_or_raise(self, error: RecordError, on_bad_records: str) -> None:
+        """``on_bad_records``: "error" raises `error`; "skip" records it as skipped; "warn" also logs it.
+
+        Any `RecordError` is taken (a media decoder's `MediaError` too) and handled as the `BadRecord`
+        it is (`as_bad_record`), so what a builder skips does not depend on which helper raised.
+        """
+        error = as_bad_record(error)
         if on_bad_records == "error":
             raise error
         self.skipped.append(SkippedRecord(error.record_id, error.reason))
         if on_bad_records == "warn":
             logger.warning("skipping bad record: %s", error)
+
+    def add_record_warnings(self) -> None:
+        """The report's warning lines about left-out and repeated records, worded the same by every builder."""
+        if self.duplicates:
+            self.warnings.append(
+                f"{len(self.duplicates)} records repeat an earlier record exactly; kept (listed in the report)"
+            )
+        if self.skipped:
+            self.warnings.append(f"{len(self.skipped)} bad records skipped (listed in the report)")
 
     @property
     def rows_skipped(self) -> int:
@@ -92,21 +109,54 @@ class BuildReport:
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "rows_skipped": self.rows_skipped, "rows_duplicate": len(self.duplicates)}
 
+    def write(self, path: str | Path) -> Path:
+        """The whole report as JSON (every skipped and repeated record), for `summary` to point to."""
+        file = Path(path).expanduser()
+        self.report_file = str(file)
+        file.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        return file
+
     def __str__(self) -> str:
         return self.summary()
 
-    def summary(self) -> str:
-        """A short human-readable report (what the CLI prints)."""
+    def summary(self, shown: int = SHOWN_RECORDS) -> str:
+        """A short human-readable report (what the CLI prints).
+
+        Skipped and repeated records are listed up to `shown` each, then counted in one line
+        (a release with 100,000 repeats prints a few lines, not 100,000); `write` keeps them all.
+        """
         lines = [
             f"{self.benchmark}: read {self.rows_read} rows from {self.source}, wrote {self.rows_written}, "
             f"skipped {self.rows_skipped}" + (f" -> {self.out_dir}" if self.out_dir else ""),
         ]
         lines += [f"  {config}: {n}" for config, n in self.counts.items()]
         lines += [f"  {name}: {value}" for name, value in self.stats.items()]
-        lines += [f"  skipped {s.record}: {s.reason}" for s in self.skipped]
-        lines += [f"  duplicate {d.record}: repeats {d.first}" for d in self.duplicates]
+        lines += [f"  skipped {s.record}: {s.reason}" for s in self.skipped[:shown]]
+        lines += self._more(len(self.skipped) - shown, "skipped records")
+        lines += [f"  duplicate {d.record}: repeats {d.first}" for d in self.duplicates[:shown]]
+        lines += self._more(len(self.duplicates) - shown, "duplicates")
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+    def _more(self, hidden: int, what: str) -> list[str]:
+        if hidden <= 0:
+            return []
+        where = f"all listed in {self.report_file}" if self.report_file else "`--report FILE` lists them all"
+        return [f"  ... and {hidden} more {what} ({where})"]
+
+
+def as_bad_record(error: RecordError) -> BadRecord:
+    """`error` as a `BadRecord`: itself, or one with the same record, field and problem (a `MediaError`)."""
+    if isinstance(error, BadRecord):
+        return error
+    record, field, problem = (getattr(error, name, None) for name in ("record", "field", "problem"))
+    if isinstance(record, str) and isinstance(problem, str):
+        converted = BadRecord(record, field if isinstance(field, str) else None, problem)
+    else:  # a RecordError's message starts with the record it names
+        record, _, problem = str(error).partition(": ")
+        converted = BadRecord(record, None, problem or str(error))
+    converted.__cause__ = error
+    return converted
 
 
 # ---------------------------------------------------------------------------- reading
@@ -214,7 +264,8 @@ def parquet_records(file: str | Path, batch_size: int = 64) -> Iterator[dict[str
 class DuplicateTracker:
     """Finds records that repeat an earlier record exactly (every field equal), by a digest of each.
 
-    Only digests are held, so a build still keeps one config in memory at a time.
+    Only digests are held, so a build still keeps one config in memory at a time. Media bytes are
+    digested as bytes (not as their repr), so a record holding images costs one hash pass over them.
     """
 
     def __init__(self) -> None:
@@ -222,12 +273,51 @@ class DuplicateTracker:
 
     def first_of(self, record: Mapping[str, Any], where: str) -> str | None:
         """Where the identical earlier record was, or None (and remember this one as `where`)."""
-        canonical = json.dumps(record, sort_keys=True, ensure_ascii=False, default=repr)
-        digest = hashlib.blake2b(canonical.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        digest = _digest(record)
         first = self._first.get(digest)
         if first is None:
             self._first[digest] = where
         return first
+
+
+def _digest(record: Mapping[str, Any]) -> bytes:
+    def default(value: Any) -> str:
+        if isinstance(value, bytes | bytearray | memoryview):
+            return "bytes:" + hashlib.blake2b(bytes(value), digest_size=16).hexdigest()
+        return repr(value)
+
+    canonical = json.dumps(record, sort_keys=True, ensure_ascii=False, default=default)
+    return hashlib.blake2b(canonical.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class Duplicates:
+    """The one duplicate rule of every builder (docs/fidelity.md, "Builder: duplicates").
+
+    - A release whose records carry an id (`check`'s ``key``): a record repeating an earlier
+      record's id is a bad record (`error`, naming the id field and the first record: two rows of a
+      build never share an id), so it fails an ``error`` build and is skipped and counted under ``skip``/``warn``.
+    - Otherwise, a record equal field for field to an earlier one is **kept** (the papers count every
+      released row) and listed in ``report.duplicates``, with one warning line for all of them.
+
+    Call `check` after a record has been validated, so a skipped record is never anyone's "first".
+    """
+
+    def __init__(self, report: BuildReport, key_field: str | None = None, error: type[BadRecord] = BadRecord) -> None:
+        self.report, self.key_field, self.error = report, key_field, error
+        self._keys: dict[Any, str] = {}
+        self._exact = DuplicateTracker()
+
+    def check(self, record: Mapping[str, Any], where: str, key: Any = None) -> None:
+        """Raise `error` for a repeated ``key``; list an exact repeat; remember the record."""
+        if key is not None:
+            first = self._keys.get(key)
+            if first is not None:
+                shown = key if isinstance(key, str) else "/".join(map(str, key))
+                raise self.error(where, self.key_field or "id", f"repeats id {shown!r:.200} of {first}")
+            self._keys[key] = where
+            return
+        if (first := self._exact.first_of(record, where)) is not None:
+            self.report.duplicates.append(DuplicateRecord(where, first))
 
 
 def progress(records: Iterable[T], desc: str, total: int | None = None) -> Iterable[T]:

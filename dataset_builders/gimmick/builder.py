@@ -176,11 +176,10 @@ CONVERTERS: dict[str, Callable[[Mapping[str, Any], str, Source, _Context], dict[
 
 
 class _Sink:
-    """One config's way to the writer, which holds at most a row group of it; the ids seen, for duplicates."""
+    """One config's way to the writer, which holds at most a row group of it."""
 
     def __init__(self, writer: hub.HubFolderWriter, config: str, features: Features) -> None:
         self.writer, self.config, self.features = writer, config, features
-        self.ids: set[str] = set()
         self.written = False
 
     def add(self, rows: Iterable[dict[str, Any]]) -> None:
@@ -192,12 +191,7 @@ class _Sink:
             self.writer.close(self.config)
 
 
-def _duplicate(sinks: Mapping[str, _Sink], rows: Mapping[str, list[dict]], rid: str, name: str) -> None:
-    for config, config_rows in rows.items():
-        for row in config_rows:
-            if row["id"] in sinks[config].ids:
-                key = "sample_uuid" if name == "coqa" else "question_id"
-                raise GimmickRecordError(rid, key, f"repeats id {row['id']!r} of an earlier {config} row")
+KEY_FIELD = {"sivqa": "question_id", "vvqa": "question_id", "coqa": "sample_uuid"}  # each release's record id
 
 
 # ---------------------------------------------------------------------------- building
@@ -261,7 +255,8 @@ def build(
             raise SourceError(f"{report.source}: no GIMMICK rows to write ({report.rows_skipped} skipped{first})")
         report.warnings += [f"{c}: no rows, not written" for c in features if c not in report.counts]
         report.stats = _stats(sources, ctx, seed)
-        report.warnings += _warnings(ctx, report.skipped)
+        report.warnings += _warnings(ctx)
+        report.add_record_warnings()
         checked = [c for n, s in sources.items() for c in CONFIGS_OF[n] if expect_release_counts or s.is_hub]
         report.warnings += check_counts(report.counts, [] if expect_release_counts is False else checked)
         written = {c: features[c] for c in report.counts}
@@ -281,13 +276,18 @@ def _read(
     for error in source.bad_lines:  # .jsonl lines with no record: read, and skipped or fatal like any bad record
         report.rows_read += 1
         report.skip_or_raise(error, on_bad_records)
+    key = KEY_FIELD[source.name]
+    duplicates = reading.Duplicates(
+        report, key, GimmickRecordError
+    )  # GIMMICK records carry the authors' ids: a repeat is a bad record
     for index, record in enumerate(reading.progress(source, f"gimmick {source.name}", total=source.num_rows)):
         report.rows_read += 1
         rid = _rid(source.name, index, record, source.where(index))
         try:
             rows = CONVERTERS[source.name](record, rid, source, ctx)
-            _duplicate(sinks, rows, rid, source.name)
-        except GimmickRecordError as err:
+            if rows:  # a record the similarity filter removed is no row: its id stays free
+                duplicates.check(record, rid, key_field(record, key, rid))
+        except reading.RecordError as err:  # any bad record, its media included
             report.skip_or_raise(err, on_bad_records)
             continue
         if not rows:
@@ -296,7 +296,6 @@ def _read(
         kept = {out: record.get(column) for out, column in extras.items()}
         for config, config_rows in rows.items():
             if config_rows:  # a config with no rows at all is not written (reported)
-                sinks[config].ids.update(row["id"] for row in config_rows)
                 sinks[config].add([{**row, **kept} for row in config_rows])
     for sink in sinks.values():
         sink.close()
@@ -316,12 +315,11 @@ def _stats(sources: Mapping[str, Source], ctx: _Context, seed: int) -> dict[str,
     return stats
 
 
-def _warnings(ctx: _Context, skipped: list[reading.SkippedRecord]) -> list[str]:
+def _warnings(ctx: _Context) -> list[str]:
     warnings = []
     if ctx.unknown_countries:
         names = ", ".join(f"{name!r} ({n})" for name, n in sorted(ctx.unknown_countries.items()))
         warnings.append(f"coqa_c: targets that are no Table 4 country (kept as they are, never a negative): {names}")
-    warnings += [f"{len(skipped)} bad records skipped (listed in the report)"] if skipped else []
     return warnings
 
 

@@ -41,11 +41,11 @@ from arab_mm_tasks.jeem import CONFIGS, RELEASE_REPO
 from arab_mm_tasks.jeem.tasks import EVAL_SUBSET
 from arab_mm_tasks.jeem.vocabulary import DIALECT_OF_COUNTRY, MSA
 from dataset_builders.core import hub, reading
-from dataset_builders.core.reading import BadRecord, SourceError
+from dataset_builders.core.reading import SourceError
 from dataset_builders.gimmick.source import Source, image_value, read_source  # the shared release readers
 from dataset_builders.jeem import schema, subset
 from dataset_builders.jeem.card import REPO_ID, render_jeem_card
-from dataset_builders.jeem.schema import ColumnMap, JeemRecordError
+from dataset_builders.jeem.schema import ColumnMap
 
 logger = logging.getLogger(__name__)
 
@@ -181,11 +181,11 @@ def _validate(source: Source, mapping: ColumnMap) -> _Valid:
         rid = _rid(index, source, record, mapping)
         try:
             key = _team(record, mapping, rid)
-        except BadRecord:
+        except reading.RecordError:  # any bad record, its media included
             continue
         try:
             convert(record, rid, mapping, source, {}, set())
-        except BadRecord:
+        except reading.RecordError:  # any bad record, its media included
             valid.skipped.add(key)
             continue
         if key in seen:  # pass 2 refuses the repeat and keeps the first
@@ -230,7 +230,9 @@ def build(
     else:
         chosen = subset.sample(valid.pairs, seed)
     stats: Counter[str] = Counter()
-    seen: dict[tuple[str, str], str] = {}
+    duplicates = reading.Duplicates(
+        report, mapping.columns["image_id"], schema.JeemRecordError
+    )  # a team's image is one record
     with hub.HubFolderWriter(out_dir, "test") as writer:
         for error in src.bad_lines:
             report.rows_read += 1
@@ -240,13 +242,12 @@ def build(
             rid = _rid(index, src, record, mapping)
             try:
                 rows = convert(record, rid, mapping, src, teams, chosen)
-                key = (rows["captioning_msa"][0]["country"], rows["captioning_msa"][0]["image_id"])
-                if key in seen:
-                    raise JeemRecordError(rid, mapping.columns["image_id"], f"repeats the {key[0]} record {seen[key]}")
-            except BadRecord as error:
+                duplicates.check(
+                    record, rid, (rows["captioning_msa"][0]["country"], rows["captioning_msa"][0]["image_id"])
+                )
+            except reading.RecordError as error:  # any bad record, its media included
                 report.skip_or_raise(error, on_bad_records)
                 continue
-            seen[key] = rid
             report.rows_written += 1
             _count(stats, rows)
             for config, config_rows in rows.items():
@@ -256,9 +257,7 @@ def build(
             first = f"; the first: {report.skipped[0].record}: {report.skipped[0].reason}" if report.skipped else ""
             raise SourceError(f"{report.source}: no JEEM rows to write ({report.rows_skipped} skipped{first})")
         report.warnings += [f"{c}: no rows, not written" for c in CONFIGS if c not in report.counts]
-        report.warnings += (
-            [f"{len(report.skipped)} bad records skipped (listed in the report)"] if report.skipped else []
-        )
+        report.add_record_warnings()
         report.stats = {**dict(sorted(stats.items())), "eval_subset_seed_default": int(eval_ids is None)}
         report.stats |= {f"eval_subset_{c}": n for c, n in subset.counts(chosen).items()}
         writer.finish(

@@ -38,7 +38,6 @@ from dataset_builders.pearl.records import (
     PEARL_FEATURES,
     PEARL_X_FEATURES,
     PEARL_X_READ,
-    PearlRecordError,
     pearl_row,
     pearl_x_row,
 )
@@ -92,11 +91,13 @@ def build(
     for name, source in given.items():
         named = release_of(str(source))
         if named is not None and named != name:
-            raise ValueError(f"{source} is the {named} release, given as {name}")
+            flag = "--" + name.replace("_", "-")
+            raise reading.SourceError(f"{source} is the {named} release, given as {name} ({flag}); pass it as that")
     sources = {name: read_source(name, s) for name, s in given.items()}  # a bad source fails before writing
     report = reading.BuildReport("pearl", "; ".join(f"{n}={s.origin}" for n, s in sources.items()), str(out_dir))
     breakdown: dict[str, dict[str, Counter[str]]] = {}
     features: dict[str, Features] = {}
+    duplicates = reading.Duplicates(report)  # Pearl rows have no release id: exact repeats are kept and listed
     with hub.HubFolderWriter(out_dir, "test") as writer:
         for name, source in sources.items():
             base = PEARL_X_FEATURES if name == "pearl_x" else PEARL_FEATURES
@@ -104,7 +105,7 @@ def build(
             extras, extra_types = extra_columns(source, read, set(base), report.warnings)
             for config in CONFIGS_OF[name]:
                 features[config] = Features({**base, **extra_types})
-            _read(name, source, writer, features, extras, report, breakdown, on_bad_records)
+            _read(name, source, writer, features, extras, report, breakdown, duplicates, on_bad_records)
         report.counts = {c: writer.num_rows[c] for c in RELEASE_COUNTS if c in writer.num_rows}
         if not report.counts:
             first = f"; the first: {report.skipped[0].record}: {report.skipped[0].reason}" if report.skipped else ""
@@ -112,7 +113,7 @@ def build(
         expected = [c for name in sources for c in CONFIGS_OF[name]] if expect_release_counts else []
         report.warnings += check_counts(report.counts, expected)
         report.warnings += [f"{c}: no rows, not written" for c in features if c not in report.counts]
-        report.warnings += [f"{len(report.skipped)} bad records skipped (listed above)"] if report.skipped else []
+        report.add_record_warnings()
         written = {c: features[c] for c in report.counts}
         writer.finish(render_pearl_card(report, written, writer.num_bytes, breakdown))
     return report
@@ -126,6 +127,7 @@ def _read(
     extras: Mapping[str, str],
     report: reading.BuildReport,
     breakdown: dict[str, dict[str, Counter[str]]],
+    duplicates: reading.Duplicates,
     on_bad_records: OnBadRecords,
 ) -> None:
     convert = pearl_x_row if name == "pearl_x" else pearl_row
@@ -139,7 +141,8 @@ def _read(
         rid = f"{where + ': ' if where else ''}{name} row {index}"
         try:
             kind, row = convert(record, index, rid, source.base_dir)
-        except PearlRecordError as err:
+            duplicates.check(record, rid)
+        except reading.RecordError as err:  # any bad record, its media included
             report.skip_or_raise(err, on_bad_records)
             continue
         config = CONFIG_OF[(name, kind)]
