@@ -242,6 +242,10 @@ class _ConfigStream:
             path.rename(path.with_name(shard_name(self.split, index, len(self.shards))))
         self.shards = [p.with_name(shard_name(self.split, i, len(self.shards))) for i, p in enumerate(self.shards)]
 
+    def flush(self) -> None:
+        """Turn the rows not yet Arrow into Arrow (held, not written), so `bytes_held` counts them."""
+        self._convert()
+
     @property
     def rows_held(self) -> int:
         return self._held_rows + len(self._pending)
@@ -270,7 +274,7 @@ class HubFolderWriter:
         self.split = split
         self.policy = policy or DEFAULT_POLICY
         self.num_rows: dict[str, int] = {}
-        self.num_bytes: dict[str, int] = {}  # Arrow bytes, as `datasets` records split sizes
+        self._num_bytes: dict[str, int] = {}  # Arrow bytes, as `datasets` records split sizes (`num_bytes`)
         self.shards: dict[str, list[Path]] = {}  # config -> its shards, once closed (final paths under data/)
         self._staging = self.out_dir / _STAGING_DIR
         self._streams: dict[str, _ConfigStream] = {}
@@ -287,7 +291,7 @@ class HubFolderWriter:
                 raise ValueError(f"config {config!r} written twice")
             stream = self._streams[config] = _ConfigStream(self._staging / config, self.split, features, self.policy)
             self.num_rows.setdefault(config, 0)
-            self.num_bytes.setdefault(config, 0)
+            self._num_bytes.setdefault(config, 0)
         elif features is not stream.features and not stream.schema.equals(features.arrow_schema):
             raise ValueError(f"config {config!r}: rows appended with a different schema")
         return stream
@@ -322,7 +326,19 @@ class HubFolderWriter:
     def _count(self, config: str, stream: _ConfigStream) -> None:
         # Rows still held count as written: a build's report and card count what `finish` will write.
         self.num_rows[config] = stream.num_rows + stream.rows_held
-        self.num_bytes[config] = stream.num_bytes + stream.bytes_held
+        self._num_bytes[config] = stream.num_bytes + stream.bytes_held
+
+    @property
+    def num_bytes(self) -> dict[str, int]:
+        """Arrow bytes per config of every row added so far, as a card's ``dataset_info`` records them.
+
+        Rows still waiting to become Arrow are converted first: a card is rendered before `finish`,
+        and a small config (fewer rows than a tenth of a row group) would otherwise count 0 bytes.
+        """
+        for config, stream in self._streams.items():
+            stream.flush()
+            self._count(config, stream)
+        return dict(self._num_bytes)
 
     def finish(self, card: str) -> Path:
         """Close every config, replace ``data/`` with the new shards and write the card."""
