@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from arab_mm_tasks.report.tables import MIN_ITEMS
 
@@ -23,10 +24,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from arab_mm_tasks.report import write_report
+    from arab_mm_tasks.report.escape import one_line
 
     written = write_report(args.paths, args.out, args.min_items)
     for run in written.runs:
         print(f"{run.label} ({run.harness}): {len(run.results)} task results, {len(run.sample_files)} sample files")
+    for file, reason in sorted(written.not_read.items()):
+        print(f"arab-mm-tasks report: not read: {file}: {one_line(reason)}", file=sys.stderr)
     tables = sum(len(section.items) for section in written.sections)
-    print(f"wrote {tables} tables and their heatmaps to {args.out}; open {written.page}")
-    return 0
+    print(f"wrote {tables} tables and {written.heatmaps} heatmaps to {args.out}; open {written.page}")
+    return 1 if written.not_read else 0  # a report without some run files is written, but not a clean run

@@ -17,10 +17,20 @@ from pathlib import Path
 
 from arab_mm_tasks.core.countries import ARAB_COUNTRIES
 from arab_mm_tasks.core.registry import all_benchmarks
+from arab_mm_tasks.report.escape import markdown_text
 from arab_mm_tasks.report.page import Section, page_html
 from arab_mm_tasks.report.plots import heatmap
-from arab_mm_tasks.report.runs import ModelRun, read_runs
-from arab_mm_tasks.report.tables import MIN_ITEMS, Table, breakdown_table, country_label, results_table, scorecard
+from arab_mm_tasks.report.runs import ModelRun, RunError, read_runs
+from arab_mm_tasks.report.tables import (
+    MIN_ITEMS,
+    Scorecard,
+    Table,
+    breakdown_table,
+    country_label,
+    file_key,
+    results_table,
+    scorecard,
+)
 
 
 @dataclass
@@ -29,12 +39,29 @@ class WrittenReport:
     runs: list[ModelRun]
     files: list[Path] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
+    not_read: dict[Path, str] = field(default_factory=dict)  # run files left out, with why
+    heatmaps: int = 0
+
+
+def output_folder(out_dir: str | Path, option: str = "--out") -> Path:
+    """`out_dir` created if needed; a `RunError` (one line) when it is a file or cannot be created."""
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise RunError(f"{option} {out}: exists and is not a folder") from None
+    except OSError as error:
+        raise RunError(f"{option} {out}: cannot create the folder ({error.strerror or error})") from None
+    return out
 
 
 def write_report(paths: Iterable[str | Path], out_dir: str | Path, min_items: int = MIN_ITEMS) -> WrittenReport:
-    runs = read_runs(paths)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    """The report of every run under `paths`, written to `out_dir`. A run file that cannot be read (a samples file
+    cut mid-line, a corrupted results JSON) is left out and listed (`WrittenReport.not_read`, the page, report.md);
+    the other runs are reported."""
+    out = output_folder(out_dir)
+    not_read: dict[Path, str] = {}
+    runs = read_runs(paths, not_read)
     sections = [_scorecard_section(runs, min_items)]
     for benchmark in all_benchmarks().values():
         if benchmark.report is None:
@@ -50,14 +77,23 @@ def write_report(paths: Iterable[str | Path], out_dir: str | Path, min_items: in
                 section.items.append((table, heatmap(table.matrix, models, groups, table.title, table.flagged)))
         if section.items:
             sections.append(section)
-    written = WrittenReport(out / "index.html", runs, sections=sections)
+    for run in runs:
+        not_read.update(run.not_read)
+    if not_read:
+        sections.insert(0, _not_read_section(not_read))
+    written = WrittenReport(out / "index.html", runs, sections=sections, not_read=not_read)
     for section in sections:
         for table, png in section.items:
             written.files += table.write(out)
             if png:
                 (out / f"{table.key}.png").write_bytes(png)
                 written.files.append(out / f"{table.key}.png")
-    markdown = [f"## {s.title}\n\n" + "\n\n".join(t.markdown() for t, _ in s.items) for s in sections]
+                written.heatmaps += 1
+    markdown = [
+        f"## {markdown_text(s.title)}\n\n" + (f"{markdown_text(s.intro)}\n\n" if s.intro else "")
+        + "\n\n".join(t.markdown() for t, _ in s.items)
+        for s in sections
+    ]  # fmt: skip
     (out / "report.md").write_text("# arab-mm-tasks report\n\n" + "\n\n".join(markdown) + "\n", encoding="utf-8")
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     written.page.write_text(
@@ -66,6 +102,14 @@ def write_report(paths: Iterable[str | Path], out_dir: str | Path, min_items: in
     )
     written.files += [out / "report.md", written.page]
     return written
+
+
+def _not_read_section(not_read: dict[Path, str]) -> Section:
+    table = Table("not_read", "Run files not read", "the run folders given to `arab-mm-tasks report`",
+                  ["file", "reason"], [[str(file), reason] for file, reason in sorted(not_read.items())])  # fmt: skip
+    intro = (f"{len(not_read)} run file(s) could not be read and are left out of every table below; "
+             "the other files of the runs are reported.")  # fmt: skip
+    return Section("not-read", "Not read", intro, [(table, None)])
 
 
 def _scorecard_section(runs: list[ModelRun], min_items: int) -> Section:
@@ -78,10 +122,14 @@ def _scorecard_section(runs: list[ModelRun], min_items: int) -> Section:
         f"enough items (at least {min_items}); countries with too few are shown, flagged (†) and not ranked.",
     )
     summaries: dict[str, dict[str, float]] = {}  # country -> model -> summary
+    keys: set[str] = set()
     for run in runs:
         if not card.scores.get(run.label):
             continue
         table = card.table(run.label)
+        if table.key in keys:  # two model names that read the same as file names
+            table.key = file_key("scorecard", run.label, hashed=True)
+        keys.add(table.key)
         columns = card.labels(run.label)
         png = heatmap(table.matrix, list(table.matrix), columns, table.title, table.flagged) if table.matrix else None
         section.items.append((table, png))
@@ -97,5 +145,15 @@ def _scorecard_section(runs: list[ModelRun], min_items: int) -> Section:
         summary = Table("scorecard_summary", title, source, ["country", *models], rows, digits=1)
         section.items.insert(0, (summary, heatmap(summaries, countries, models, summary.title)))
     if not section.items:
-        section.intro += " No run has per-item samples of a benchmark with countries (run with --log_samples)."
+        section.intro += " " + _no_scorecard_reason(runs, card)
     return section
+
+
+def _no_scorecard_reason(runs: list[ModelRun], card: Scorecard) -> str:
+    """Why the scorecard is empty: no samples at all, or samples of no task a column reads."""
+    read = sorted({task for _, column in card.columns for pool in column.tasks for task in pool})
+    if not any(run.sample_files for run in runs):
+        return ("No run has per-item samples (lm-eval --log_samples, lighteval --save-details), so there is no "
+                "scorecard.")  # fmt: skip
+    return ("The runs' per-item samples hold no task a scorecard column reads "
+            f"({', '.join(read)}), so there is no scorecard.")  # fmt: skip

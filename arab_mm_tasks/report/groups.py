@@ -1,7 +1,9 @@
 """Per-item scores grouped by a field of their documents, each group's mean with a bootstrap interval.
 
 The interval is the percentile bootstrap over the group's items (1,000 resamples, 95%), seeded so
-that a report is reproducible. An item whose score is missing (a judgement not made, a NaN from a
+that a report is reproducible, and drawn over the items in a canonical order (sorted by record id,
+`item_key`), so the same items give the same interval whether lm-eval or lighteval logged them, in
+whatever order. An item whose score is missing (a judgement not made, a NaN from a
 scorer) is counted as unscored and left out of the mean, as the harnesses do.
 
 >>> samples = [("t", {"doc": {"country": "Egypt"}, "acc": v}) for v in (1.0, 0.0, 1.0, 1.0)]
@@ -14,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -38,10 +41,11 @@ class GroupScore:
     unscored: int = 0
 
     def cell(self, digits: int = 1) -> str:
-        """``54.2 [48.1, 60.3] n=38`` (or ``– n=0``)."""
+        """``54.2 [48.1, 60.3] n=38`` (or ``– n=0``), then ``(10 unscored)`` when items were left unscored."""
+        unscored = f" ({self.unscored} unscored)" if self.unscored else ""
         if self.n == 0:
-            return f"– n=0{f' ({self.unscored} unscored)' if self.unscored else ''}"
-        return f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}] n={self.n}"
+            return f"– n=0{unscored}"
+        return f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}] n={self.n}{unscored}"
 
 
 def bootstrap_interval(values: Sequence[float], seed: int = 0) -> tuple[float, float]:
@@ -68,6 +72,14 @@ def item_score(sample: Mapping[str, Any], metric: str) -> float | None:
     return None if score is None or math.isnan(score) else score
 
 
+def item_key(task: str, sample: Mapping[str, Any]) -> str:
+    """A key that orders items the same whichever harness logged them: the record id (``doc["id"]``), else the
+    document itself as canonical JSON (lm-eval's ``doc_id`` and lighteval's row index differ for one item)."""
+    doc = sample.get("doc") or {}
+    record = doc.get("id") if isinstance(doc, Mapping) else None
+    return str(record) if record is not None else json.dumps(doc, sort_keys=True, ensure_ascii=False, default=str)
+
+
 def group_scores(
     samples: Iterable[tuple[str, Mapping[str, Any]]],
     metric: str,
@@ -77,7 +89,7 @@ def group_scores(
 ) -> list[GroupScore]:
     """One `GroupScore` per group value, in first-seen order. `samples` are (task, sample) pairs; a sample
     counts once in each group ``group_of(task, doc)`` names after ``keep`` (a None from ``keep`` drops it)."""
-    scores: dict[Any, list[float]] = defaultdict(list)
+    scores: dict[Any, list[tuple[str, float]]] = defaultdict(list)
     unscored: dict[Any, int] = defaultdict(int)
     for task, sample in samples:
         if metric not in sample:
@@ -91,9 +103,10 @@ def group_scores(
                 unscored[group] += 1
                 scores.setdefault(group, [])
             else:
-                scores[group].append(score * scale)
+                scores[group].append((item_key(task, sample), score * scale))
     rows = []
-    for group, values in scores.items():
+    for group, keyed in scores.items():
+        values = [value for _, value in sorted(keyed)]  # canonical order: the interval ignores the logging order
         low, high = bootstrap_interval(values)
         mean = sum(values) / len(values) if values else math.nan
         rows.append(GroupScore(group, len(values), mean, low, high, unscored[group]))

@@ -26,6 +26,19 @@ def heatmap(
     import matplotlib
 
     matplotlib.use("Agg")
+    # labels come from run files: "$...$" in a model name is text, not mathtext (which could fail to parse)
+    with matplotlib.rc_context({"text.parse_math": False}):
+        return _draw(matrix, rows, columns, title, flagged, digits)
+
+
+def _draw(
+    matrix: Mapping[str, Mapping[str, float]],
+    rows: Sequence[str],
+    columns: Sequence[str],
+    title: str,
+    flagged: Mapping[str, set[str]] | None,
+    digits: int,
+) -> bytes:
     import matplotlib.pyplot as plt
     import numpy as np
 

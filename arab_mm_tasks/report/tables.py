@@ -7,6 +7,7 @@ the heatmaps read the same objects, so the three never disagree.
 from __future__ import annotations
 
 import csv
+import hashlib
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -17,10 +18,25 @@ from arab_mm_tasks.core.benchmark import Benchmark
 from arab_mm_tasks.core.countries import ARAB_COUNTRIES, ARABIC_NAME, canonical_country
 from arab_mm_tasks.core.registry import all_families
 from arab_mm_tasks.core.reporting import Breakdown, Pools, ResultsTable, ScorecardColumn, cell_task
+from arab_mm_tasks.report.escape import csv_cell, markdown_text
 from arab_mm_tasks.report.groups import GroupScore, group_scores
 from arab_mm_tasks.report.runs import ModelRun
 
 MIN_ITEMS = 30  # a group with fewer scored items is shown, flagged, and never ranked
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A results-table value with its count of unscored items (invalid or failed judgements, NaN scores):
+    ``66.67 (10/28 unscored)``; `total` is the task's item count when the run says it."""
+
+    value: float | None
+    unscored: int
+    total: int | None = None
+
+    def text(self, digits: int | None) -> str:
+        shown = "–" if _blank(self.value) else (repr(self.value) if digits is None else f"{self.value:.{digits}f}")
+        return f"{shown} ({self.unscored}{'' if self.total is None else f'/{self.total}'} unscored)"
 
 
 @dataclass
@@ -37,25 +53,35 @@ class Table:
     flagged: dict[str, set[str]] = field(default_factory=dict)
 
     def text(self, value: Any) -> str:
+        """A cell as shown (raw text: `markdown` and the page escape it for their format)."""
+        if isinstance(value, Judged):
+            return value.text(self.digits)
         if _blank(value):
             return "–"
         return f"{value:.{self.digits}f}" if isinstance(value, float) else str(value)
 
     def markdown(self) -> str:
-        lines = [f"### {self.title}", "", f"Source: {self.source}", ""]
-        lines.append("| " + " | ".join(self.header) + " |")
+        """The table in Markdown; every text (titles, headers, cells, notes) escaped by `markdown_text`."""
+        lines = [f"### {markdown_text(self.title)}", "", f"Source: {markdown_text(self.source)}", ""]
+        lines.append("| " + " | ".join(map(markdown_text, self.header)) + " |")
         lines.append("|" + "---|" * len(self.header))
-        lines += ["| " + " | ".join(self.text(cell) for cell in row) + " |" for row in self.rows]
-        return "\n".join(lines + ([""] + [f"- {note}" for note in self.notes] if self.notes else []))
+        lines += ["| " + " | ".join(markdown_text(self.text(cell)) for cell in row) + " |" for row in self.rows]
+        notes = [f"- {markdown_text(note)}" for note in self.notes]
+        return "\n".join(lines + (["", *notes] if notes else []))
+
+    def csv_rows(self) -> list[list[Any]]:
+        """Header and rows as CSV cells: numbers unrounded, blanks empty, no text a spreadsheet runs (`csv_cell`)."""
+        rows = [list(self.header)]
+        for row in self.rows:
+            rows.append(["" if _blank(c) else c.text(None) if isinstance(c, Judged) else c for c in row])
+        return [[csv_cell(cell) for cell in row] for row in rows]
 
     def write(self, folder: Path) -> list[Path]:
         """``<key>.md`` and ``<key>.csv`` (numbers unrounded in the CSV)."""
         md, csv_path = folder / f"{self.key}.md", folder / f"{self.key}.csv"
         md.write_text(self.markdown() + "\n", encoding="utf-8")
         with csv_path.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(self.header)
-            writer.writerows([["" if _blank(cell) else cell for cell in row] for row in self.rows])
+            csv.writer(handle).writerows(self.csv_rows())
         return [md, csv_path]
 
 
@@ -90,14 +116,42 @@ def results_table(spec: ResultsTable, runs: Sequence[ModelRun]) -> Table | None:
             if all(value is None for value in values):
                 continue  # a model or subset the runs lack
             found = True
-            scaled = [math.nan if v is None else v * c.scale for v, c in zip(values, spec.columns, strict=True)]
-            rows.append([run.label, *([label] if spec.rows else []), *scaled])
+            cells = [
+                _judged(run, cell_task(column, row_task), column.metric, math.nan if v is None else v * column.scale)
+                for v, column in zip(values, spec.columns, strict=True)
+            ]
+            rows.append([run.label, *([label] if spec.rows else []), *cells])
     if not found:
         return None
     return Table(spec.key, spec.title, spec.source, header, rows, digits=spec.digits)
 
 
+def unscored_count(run: ModelRun, task: str, metric: str) -> int:
+    """The task's ``<metric>_unscored`` count (for a per-region metric ``<metric>_<region>``, its task's count)."""
+    results = run.results.get(task, {})
+    for name in (f"{metric}_unscored", f"{metric.rpartition('_')[0]}_unscored"):
+        if name in results and not math.isnan(results[name]):
+            return int(results[name])
+    return 0
+
+
+def _judged(run: ModelRun, task: str, metric: str, value: float) -> float | Judged:
+    """`value`, or with its unscored count when the run left some of the task's items unscored."""
+    if metric.endswith("_unscored") or not (unscored := unscored_count(run, task, metric)):
+        return value
+    total = run.item_counts.get(task) or len(run.samples(task)) or None
+    return Judged(value, unscored, total)
+
+
 # ----------------------------------------------------------------------------- breakdowns by a document field
+
+
+def pool_tasks(run: ModelRun, pools: Pools) -> list[str]:
+    """The tasks of the run's first pool with samples: which variant a breakdown or scorecard column reads."""
+    for pool in pools:
+        if present := [task for task in pool if run.samples(task)]:
+            return present
+    return []
 
 
 def pool_samples(run: ModelRun, pools: Pools) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -127,7 +181,14 @@ def breakdown_table(spec: Breakdown, runs: Sequence[ModelRun], min_items: int = 
     table.matrix = {model: {g: s.mean for g, s in scores.items()} for model, scores in per_model.items()}
     table.flagged = {model: {g for g, s in scores.items() if s.n < min_items} for model, scores in per_model.items()}
     table.notes.append(_interval_note(min_items))
+    table.notes += _variant_notes(spec.tasks, {run.label: pool_tasks(run, spec.tasks) for run in runs})
     return table
+
+
+def _variant_notes(pools: Pools, used: dict[str, list[str]]) -> list[str]:
+    """Which tasks a model's items came from, when that is not the declared first choice (another variant)."""
+    first = list(pools[0]) if pools else []
+    return [f"{model}: items of {', '.join(tasks)}" for model, tasks in used.items() if tasks and tasks != first]
 
 
 def group_label(spec: Breakdown, group: Any) -> str:
@@ -160,6 +221,7 @@ class Scorecard:
     scores: dict[str, dict[str, dict[str, GroupScore]]]  # model -> column label -> country -> score
     outside: dict[str, dict[str, int]]  # model -> column label -> items naming no Arab country
     min_items: int
+    tasks: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # model -> column label -> tasks read
 
     def summary(self, model: str, country: str) -> float | None:
         """The mean of the country's columns that have at least `min_items` items; None when none has."""
@@ -190,7 +252,11 @@ class Scorecard:
             rank: Any = ranks.get(country, "not ranked" if any(c != "–" for c in cells) else "–")
             rows.append([country, ARABIC_NAME[country], *cells, math.nan if summary is None else summary, rank])
         missing = [column.label for _, column in self.columns if column.label not in labels]
-        notes = [f"{column.label}: {column.note}" for _, column in self.columns if column.label in labels]
+        notes = [
+            f"{column.label}: {column.note}" + _read_from(column.tasks, self.tasks.get(model, {}).get(column.label))
+            for _, column in self.columns
+            if column.label in labels
+        ]
         if missing:
             notes.append(f"no per-item samples of {', '.join(missing)} in this run")
         notes += [
@@ -201,7 +267,7 @@ class Scorecard:
         for label, count in self.outside.get(model, {}).items():
             if count:
                 notes.append(f"{label}: {count} items name no Arab country and are not in this table")
-        key = "scorecard_" + "".join(ch if ch.isalnum() else "_" for ch in model).strip("_")
+        key = file_key("scorecard", model)
         table = Table(key, f"Arab-world scorecard: {model}", "all benchmarks' per-item scores by country", header,
                       rows, notes=notes, digits=1)  # fmt: skip
         # the heatmap's rows are the countries with items, its columns the benchmarks
@@ -218,18 +284,37 @@ def scorecard(benchmarks: Sequence[Benchmark], runs: Sequence[ModelRun], min_ite
     columns = [(b.title, b.report.scorecard) for b in benchmarks if b.report and b.report.scorecard]
     scores: dict[str, dict[str, dict[str, GroupScore]]] = {}
     outside: dict[str, dict[str, int]] = {}
+    tasks: dict[str, dict[str, list[str]]] = {}
     for run in runs:
         scores[run.label], outside[run.label] = {}, {}
         for _, column in columns:
             samples = list(pool_samples(run, column.tasks))
             if not samples:
                 continue
+            tasks.setdefault(run.label, {})[column.label] = pool_tasks(run, column.tasks)
             by_country = group_scores(samples, column.metric, column.countries_of, column.scale, canonical_country)
             scores[run.label][column.label] = {s.group: s for s in by_country}
             outside[run.label][column.label] = sum(
                 1 for task, s in samples if not any(canonical_country(c) for c in column.countries_of(task, s["doc"]))
             )
-    return Scorecard(columns, scores, outside, min_items)
+    return Scorecard(columns, scores, outside, min_items, tasks)
+
+
+def _read_from(pools: Pools, tasks: list[str] | None) -> str:
+    """`` (this run: items of arabculture_mcq_ar_region_country)`` when a column read another variant."""
+    if not tasks or (pools and tasks == list(pools[0])):
+        return ""
+    return f" (this run: items of {', '.join(tasks)}, the variant it has)"
+
+
+def file_key(prefix: str, name: str, hashed: bool = False) -> str:
+    """A file name stem for a table about `name` (a model, from a run file): ASCII letters, digits and ``_``
+    only, at most ~100 characters; a long name (or with `hashed`, to part two names that read the same) ends
+    with a hash of the full name."""
+    safe = "".join(ch if ch.isascii() and ch.isalnum() else "_" for ch in name).strip("_")
+    if hashed or len(safe) > 80 or not safe:
+        safe = f"{safe[:80]}_{hashlib.sha1(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}".strip("_")
+    return f"{prefix}_{safe}"
 
 
 def country_label(country: str) -> str:
