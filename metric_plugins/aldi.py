@@ -4,7 +4,9 @@ JEEM measures how dialectal the generated captions are "using the ALDi (Keleg et
 model trained on the AOC-dataset" (paper L184; Table 3 "ALDi", x100). The model is the authors'
 Sentence-ALDi (`AMR-KELEG/Sentence-ALDi`, `metric_plugins.models`): a BERT regression head whose
 output is clipped to [0, 1]. As in the authors' code (AMR-KELEG/ALDi), URLs and every Latin letter
-are removed before scoring, and the model reads at most 512 tokens.
+are removed before scoring, and a longer text is truncated to what the model reads: 512 tokens for
+theirs, and for any other model its own maximum (the tokenizer's or the position embeddings',
+whichever is real and smaller: `models.max_tokens`), so a 128-position model scores a long text.
 
 Differences from the authors' code, none changing a score: texts are scored in length-sorted
 batches (their code scores one sentence at a time; padding is masked, so the logits agree to
@@ -26,6 +28,7 @@ Examples:
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 from collections.abc import Sequence
@@ -38,7 +41,7 @@ log = logging.getLogger(__name__)
 # the authors' preprocessing (AMR-KELEG/ALDi): URLs, then every Latin letter
 _URL = re.compile(r"(https|http)?:\/\/(\w|\.|\/|\?|\=|\&|\%)*\b")
 _LATIN = re.compile(r"[a-zA-Z]")
-MAX_TOKENS = 512
+MAX_TOKENS = 512  # the authors' limit, kept when a model states none
 
 
 def preprocess(text: str) -> str:
@@ -73,12 +76,15 @@ def sentence_scores(
         )
     if not todo:
         return scores
+    if models.skipped("aldi"):  # the run chose to go on without this metric's model: not computed
+        return [math.nan] * len(texts)
     name, revision = models.resolve("aldi", model)
     on = models.device(device)
-    tokenizer, regressor = models.transformers_model("regression", name, revision, on)
+    tokenizer, regressor = models.transformers_model("regression", name, revision, on, key="aldi")
+    limit = models.max_tokens(tokenizer, regressor) or MAX_TOKENS
 
     def encode(batch: list[str]) -> list[float]:
-        enc = tokenizer(batch, padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt").to(on)
+        enc = tokenizer(batch, padding=True, truncation=True, max_length=limit, return_tensors="pt").to(on)
         return regressor(**enc).logits.reshape(-1).tolist()
 
     logits = map_batched([cleaned[i] for i in todo], encode, batch_size=batch_size, desc="ALDi")

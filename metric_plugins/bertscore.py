@@ -19,7 +19,8 @@ Defaults and decisions (docs/fidelity.md):
   bert-base-multilingual-cased; for any other model, its last layer unless ``layer=`` says.
 - ``idf=False``: JEEM does not mention IDF and bert_score's default is off.
 - ``score="recall"`` in `sentence_scores` (JEEM's column); "precision" and "f1" are the others.
-- Texts longer than the model's maximum (512 tokens for BERT) are truncated.
+- Texts longer than the model's maximum (512 tokens for BERT; the tokenizer's or the position
+  embeddings' limit, whichever is real and smaller: `models.max_tokens`) are truncated.
 - An empty candidate or reference (no token besides [CLS]/[SEP]) scores 0.
 
 Batched and length-sorted (`metric_plugins.encoding`); on GPU when present.
@@ -63,8 +64,12 @@ def _embed(texts: list[str], tokenizer: Any, model: Any, layer: int, on: str, ba
     """Per text: its token embeddings (normalised, padding removed) and their ids, special tokens as None."""
     import torch
 
+    limit = models.max_tokens(tokenizer, model)
+
     def encode(batch: list[str]) -> list[Embedded]:
-        enc = tokenizer(batch, padding=True, truncation=True, return_tensors="pt", return_special_tokens_mask=True)
+        enc = tokenizer(
+            batch, padding=True, truncation=True, max_length=limit, return_tensors="pt", return_special_tokens_mask=True
+        )
         special = enc.pop("special_tokens_mask")
         hidden = model(**enc.to(on), output_hidden_states=True).hidden_states[layer]
         hidden = torch.nn.functional.normalize(hidden, dim=-1).cpu()
@@ -116,9 +121,11 @@ def score(
 ) -> dict[str, list[float]]:
     """``{"precision": [...], "recall": [...], "f1": [...]}``, one value per pair, x100."""
     predictions, references = check_pairs(predictions, references)
+    if models.skipped("bertscore"):  # the run chose to go on without this metric's model: not computed
+        return dict.fromkeys(("precision", "recall", "f1"), [math.nan] * len(predictions))
     name, revision = models.resolve("bertscore", model)
     on = models.device(device)
-    tokenizer, encoder = models.transformers_model("encoder", name, revision, on)
+    tokenizer, encoder = models.transformers_model("encoder", name, revision, on, key="bertscore")
     chosen = _layer(name, encoder, layer)
     unique = list(dict.fromkeys([*predictions, *references]))  # each text encoded once
     embedded = dict(zip(unique, _embed(unique, tokenizer, encoder, chosen, on, batch_size), strict=True))

@@ -21,6 +21,7 @@ Example (a local sentence-transformers folder; without ``model=`` LaBSE is used)
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -42,8 +43,10 @@ def sentence_scores(
     predictions, references = check_pairs(predictions, references)
     if not predictions:
         return []
+    if models.skipped("labse"):  # the run chose to go on without this metric's model: not computed
+        return [math.nan] * len(predictions)
     name, revision = models.resolve("labse", model)
-    encoder = models.sentence_transformer(name, revision, models.device(device))
+    encoder = models.sentence_transformer(name, revision, models.device(device), key="labse")
     unique = list(dict.fromkeys([*predictions, *references]))  # each text encoded once
     vectors = encoder.encode(
         unique,

@@ -9,13 +9,26 @@ variant), or ``--tasks`` (task and family names). Each entry (a task or a family
 (``<output_path>/<model>/results_<ts>.json`` and ``samples_<task>_<ts>.jsonl``), so every tool that
 reads lm-eval output reads these, `arab-mm-tasks report` included.
 
-Resumable: an entry whose results file already exists for the same model, model arguments and limit
-is skipped (no model is loaded when nothing is left to run); an entry cut off midway reuses every
-response already generated (lm-eval's response cache, ``<output_path>/.cache``) and every judgement
-already made (the judge's own cache). Image and video tasks are skipped, with a note, for a model
-type that cannot take images. A data source that cannot be had (gated, offline, CVVQA's clips) stops
-that entry with its one-line instruction; the others run, and the exit code is 1.
+Resumable: an entry is finished when a results file of the same model, model arguments and limit
+holds it and every samples file that results file names is complete (valid JSON lines to the end,
+one per document it counts); a finished entry is skipped (no model is loaded when nothing is left
+to run); an entry cut off midway, or whose samples file was cut, reuses every response already
+generated (lm-eval's response cache, ``<output_path>/.cache``) and every judgement already made
+(the judge's own cache). Image and video tasks are skipped, with a note, for a model type that
+cannot take images.
 
+Preflight (`arab_mm_tasks.core.preflight`): before the model loads, every entry left to run is
+checked: its data can be had (a complete local build, with images for image tasks, or the Hub
+reachable or cached), its metrics' encoders can be loaded (``ARAB_MM_<KEY>_MODEL``), and a
+configured judge answers. Everything missing is printed at once, one line each, and the command
+exits 1 without loading the model. ``--skip-unavailable-metrics`` runs without a metric whose model
+is missing instead: its scores are NaN, each sample unscored, and the results file and summary list
+it under ``not_computed``. A data source that fails later anyway (a bad record) stops that entry
+with its one-line instruction; the others run, and the exit code is 1.
+
+Without ``--device`` the model goes on CUDA when torch sees one, else on the CPU. What is printed
+never shows a credential of ``--model_args`` (token=..., user:pass@ in a URL: `printable_args`);
+lm-eval itself keeps ``model_args`` in its results files, so pass tokens through ``HF_TOKEN``.
 Judge settings are applied in this process and never passed through lm-eval's ``--metadata``, which
 lm-eval writes into its results files (docs/security.md).
 """
@@ -26,6 +39,7 @@ import argparse
 import hashlib
 import json
 import logging
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -106,9 +120,50 @@ def finished_results(output_path: Path, entry: Entry, settings: RunSettings) -> 
 
 
 def _samples_saved(results_file: Path, data: dict[str, Any]) -> bool:
-    """Whether every task of a results file has its samples file (written after it: a kill in between)."""
+    """Whether every task of a results file has its samples file, complete (written after the results file: a
+    kill in between leaves none, or one cut mid-line)."""
     stamp = results_file.name.removeprefix("results_").removesuffix(".json")
-    return all((results_file.parent / f"samples_{task}_{stamp}.jsonl").is_file() for task in data.get("configs", {}))
+    counts = data.get("n-samples", {})
+    return all(
+        samples_complete(results_file.parent / f"samples_{task}_{stamp}.jsonl", counts.get(task, {}).get("effective"))
+        for task in data.get("configs", {})
+    )
+
+
+def samples_complete(file: Path, expected: int | None) -> bool:
+    """Whether a samples file is whole: every line a JSON object, the last one ended, and `expected` documents
+    (the results file's effective count; None: not checked)."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if text and not text.endswith("\n"):
+        return False  # cut mid-line
+    documents = set()
+    for line in text.splitlines():
+        try:
+            sample = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(sample, dict):
+            return False
+        documents.add(sample.get("doc_id"))
+    return expected is None or len(documents) == expected
+
+
+# a model argument that is a credential by its name (token, hf_token, api_key, password, ...), not max_new_tokens
+_CREDENTIAL_KEY = re.compile(r"(?:^|_)(?:token|api_?key|key|secret|password|passwd|auth|credentials?)$", re.I)
+_URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+_TOKEN_SHAPE = re.compile(r"\b(?:hf_|sk-|ghp_)[A-Za-z0-9_-]{8,}")  # Hugging Face, OpenAI, GitHub tokens
+
+
+def printable_args(model_args: str) -> str:
+    """`model_args` as it may be printed: credentials by name, in a URL or by their shape replaced."""
+    parts = []
+    for part in model_args.split(","):
+        key, sep, _ = part.partition("=")
+        parts.append(f"{key}=<redacted>" if sep and _CREDENTIAL_KEY.search(key.strip()) else part)
+    return _TOKEN_SHAPE.sub("<redacted>", _URL_USERINFO.sub("<redacted>@", ",".join(parts)))
 
 
 def text_only(entries: Sequence[Entry], model: str, outcome: dict[str, str]) -> list[Entry]:
@@ -147,9 +202,14 @@ def run_suite(
     apply_chat_template: bool = False,
     gen_kwargs: str | None = None,
     use_cache: bool = True,
+    skip_unavailable_metrics: bool = False,
 ) -> dict[str, str]:
     """Run each entry not finished yet; returns entry name -> what happened ("ran", "finished earlier",
-    "skipped: ...", "failed: ...")."""
+    "skipped: ...", "failed: ...").
+
+    Raises `PreflightError` (every problem, one line each) before the model loads when an entry left to
+    run cannot have its data, a metric's model or its judge (`arab_mm_tasks.core.preflight`).
+    """
     from arab_mm_tasks.core import judging
 
     if judge:
@@ -158,28 +218,70 @@ def run_suite(
     settings = RunSettings(model, model_args, limit, gen_kwargs, apply_chat_template)
     if not is_multimodal(model):
         entries = text_only(entries, model, outcome)
-    lm = None
-    for number, item in enumerate(entries, 1):
-        stage = f"[{number}/{len(entries)}] {item.name}"
+    numbered = list(enumerate(entries, 1))
+    todo = []
+    for number, item in numbered:
         done = finished_results(output_path, item, settings)
         if done is not None:
             outcome[item.name] = f"finished earlier ({done})"
-            print(f"{stage}: finished earlier, kept ({done})", flush=True)
-            continue
+            print(f"[{number}/{len(entries)}] {item.name}: finished earlier, kept ({done})", flush=True)
+        else:
+            todo.append((number, item))
+    not_computed = _preflight([item for _, item in todo], metadata or {}, skip_unavailable_metrics)
+    lm = None
+    for number, item in todo:
+        stage = f"[{number}/{len(entries)}] {item.name}"
         if lm is None:
-            print(f"loading model {model} ({model_args})", flush=True)
+            device = device or default_device()
+            print(f"loading model {model} ({printable_args(model_args)}) on {device}", flush=True)
             lm = _load_model(model, model_args, device, batch_size)
         print(f"{stage}: running ({', '.join(item.tasks)})", flush=True)
         started = time.monotonic()
+        skipped = {key: why for key, why in not_computed.items() if _uses(item, key)}
         try:
-            saved = _evaluate_entry(lm, item, settings, output_path, metadata or {}, device, batch_size, use_cache)
+            saved = _evaluate_entry(
+                lm, item, settings, output_path, metadata or {}, device, batch_size, use_cache, skipped
+            )
         except _data_errors() as error:
             outcome[item.name] = "failed: " + " ".join(str(error).splitlines())
             print(f"{stage}: {outcome[item.name]}", flush=True)
             continue
-        outcome[item.name] = "ran"
+        outcome[item.name] = "ran" + (f" (not computed: {', '.join(skipped)}, model unavailable)" if skipped else "")
         print(f"{stage}: done in {time.monotonic() - started:.1f} s -> {saved}", flush=True)
     return outcome
+
+
+def default_device() -> str:
+    """What lm-eval users expect without ``--device``: CUDA when torch sees one, else the CPU (lm-eval's HFLM
+    would otherwise be given None and fall back to "cuda", which fails on a CPU-only torch)."""
+    from metric_plugins.models import device
+
+    return device(None)
+
+
+def _uses(item: Entry, key: str) -> bool:
+    from arab_mm_tasks.core.preflight import metric_models
+
+    return any(key in metric_models(all_specs()[task]) for task in item.tasks)
+
+
+def _preflight(entries: Sequence[Entry], metadata: dict[str, Any], skip_metrics: bool) -> dict[str, str]:
+    """Check every entry left to run before the model loads; returns the metrics run as not computed (key ->
+    why). Raises `PreflightError` listing every problem."""
+    from arab_mm_tasks.core.preflight import PreflightError, check
+    from metric_plugins import models
+
+    if not entries:
+        return {}
+    result = check([task for item in entries for task in item.tasks], metadata, skip_metrics=skip_metrics)
+    if result.problems:
+        metric = any(line.startswith("metric ") for line in result.problems)
+        hint = "; --skip-unavailable-metrics runs without a metric whose model is missing" if metric else ""
+        raise PreflightError(result.message("arab-mm-tasks evaluate") + f"\nno model was loaded{hint}")
+    for key, reason in result.skipped.items():
+        models.skip(key, reason)
+        print(f"not computed (--skip-unavailable-metrics): {reason}", flush=True)
+    return result.skipped
 
 
 def _data_errors() -> tuple[type[BaseException], ...]:
@@ -206,6 +308,7 @@ def _evaluate_entry(
     device: str | None,
     batch_size: str | int,
     use_cache: bool,
+    not_computed: dict[str, str] | None = None,
 ) -> Path:
     """One lm-eval run of `item`, saved as the lm_eval command line saves it; returns the results file."""
     from lm_eval import simple_evaluate
@@ -235,6 +338,8 @@ def _evaluate_entry(
     )
     # as the lm_eval command line records it (a model object passed in reads as its class name)
     results["config"]["model"] = settings.model
+    if not_computed:  # a named outcome in the results file, not a silent absence (NaN values, all unscored)
+        results["not_computed"] = dict(not_computed)
     samples = results.pop("samples")
     tracker.save_results_aggregated(results=results, samples=samples)
     for task_name in results["configs"]:
@@ -287,11 +392,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     s.add_argument("--metadata", help="lm-eval --metadata JSON for the tasks (run options such as gimmick_max_side)")
     s.add_argument("--limit", type=float, help="at most this many documents per task (testing only)")
-    s.add_argument("--device", help="e.g. cuda:0 or cpu")
+    s.add_argument("--device", help="e.g. cuda:0 or cpu (default: cuda when torch sees one, else cpu)")
     s.add_argument("--batch_size", default="1")
     s.add_argument("--apply_chat_template", action="store_true")
     s.add_argument("--gen_kwargs", help="lm-eval generation overrides, e.g. max_gen_toks=256")
     s.add_argument("--no-cache", action="store_true", help="do not keep model responses for a resumed run")
+    s.add_argument(
+        "--skip-unavailable-metrics",
+        action="store_true",
+        help="run without a metric whose model (ARAB_MM_<KEY>_MODEL) cannot be loaded, reported as not computed, "
+        "instead of stopping before the model loads",
+    )
     s.set_defaults(func=_cmd_evaluate)
 
 
@@ -303,11 +414,18 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             raise KeyError(f"--dataset-path {item!r}: expected BENCHMARK=DIR with one of {', '.join(all_benchmarks())}")
         metadata[all_benchmarks()[name].path_key] = path
     limit = int(args.limit) if args.limit and args.limit >= 1 else args.limit
-    outcome = run_suite(
-        args.model, args.model_args, suite_entries(args.suite, args.tasks), Path(args.output_path),
-        judge=args.judge, metadata=metadata, limit=limit, device=args.device, batch_size=args.batch_size,
-        apply_chat_template=args.apply_chat_template, gen_kwargs=args.gen_kwargs, use_cache=not args.no_cache,
-    )  # fmt: skip
+    from arab_mm_tasks.core.preflight import PreflightError
+
+    try:
+        outcome = run_suite(
+            args.model, args.model_args, suite_entries(args.suite, args.tasks), Path(args.output_path),
+            judge=args.judge, metadata=metadata, limit=limit, device=args.device, batch_size=args.batch_size,
+            apply_chat_template=args.apply_chat_template, gen_kwargs=args.gen_kwargs, use_cache=not args.no_cache,
+            skip_unavailable_metrics=args.skip_unavailable_metrics,
+        )  # fmt: skip
+    except PreflightError as error:
+        print(str(error), file=sys.stderr, flush=True)
+        return 1
     print("\nsummary:")
     for name, what in outcome.items():
         print(f"  {name}: {what}")
