@@ -44,13 +44,15 @@ class JudgeConfig:
         api_key_env: the NAME of the environment variable holding the key.
         concurrency: requests in flight.
         cache_path: the SQLite cache; None means ``$XDG_CACHE_HOME/arab-mm-tasks/judge.sqlite``.
-        timeout: seconds per request.
+        timeout: seconds for a whole request, connecting to the last byte of the reply.
         max_retries: retries per request for transient errors.
         reasks: extra requests for an unparsable reply.
         temperature, max_tokens, top_p, seed: sampling (`Sampling`).
         device: torch device for ``transformers``.
         invalid_policy: what an invalid judgement counts as in a harness metric (``exclude``,
             ``zero``, ``minus_one``, ``authors``; `metric_plugins.judge.aggregate`); None: the metric's own default.
+        unreachable_limit: requests with no answer at all (refused connection, or a timeout before any
+            response) before the endpoint ever answered that stop the run with one message.
     """
 
     backend: str = "openai"
@@ -68,6 +70,7 @@ class JudgeConfig:
     seed: int | None = None
     device: str = "cpu"
     invalid_policy: str | None = None
+    unreachable_limit: int = 8
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -129,6 +132,7 @@ class JudgeConfig:
             retry=RetryPolicy(max_retries=self.max_retries),
             reasks=self.reasks,
             progress=progress,
+            unreachable_limit=self.unreachable_limit,
         )
 
 

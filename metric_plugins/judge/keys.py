@@ -35,4 +35,5 @@ def cache_key(
         "sampling": sampling.to_dict(),
     }
     canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # surrogatepass: the same bytes as UTF-8 for any valid text, and a key (not a crash) for a lone surrogate
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()

@@ -62,6 +62,7 @@ class Tally:
     retries: int = 0
     reasks: int = 0
     usage: Usage = field(default_factory=Usage)
+    cache_hits: int = 0  # judgements another process stored while this run waited for them
 
     def merge(self, other: Tally) -> None:
         self.calls += other.calls

@@ -160,3 +160,16 @@ class Judgement:
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,
         }
+
+
+def storable_text(text: str) -> str:
+    """`text` with lone surrogates (JSON may carry ``"\\ud800"``) replaced by U+FFFD: valid UTF-8 everywhere after.
+
+    A lone surrogate cannot be encoded as UTF-8, so SQLite, the samples files and results JSON
+    would all refuse it; a surrogate pair becomes the character it encodes.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text

@@ -30,10 +30,11 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from metric_plugins.judge.backends.base import JudgeStopped, RequestRejected, TransientError
+from metric_plugins.judge.backends.deadline import no_answer
 from metric_plugins.judge.backends.url_credentials import http_module
 from metric_plugins.judge.media import data_url
 from metric_plugins.judge.retry import parse_retry_after
-from metric_plugins.judge.schema import Message, Reply, Sampling, Usage
+from metric_plugins.judge.schema import Message, Reply, Sampling, Usage, storable_text
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,8 @@ class OpenAIChatBackend:
         base_url: the endpoint up to ``/v1`` (``http://localhost:8000/v1``); None means OpenAI.
         api_key_env: the environment variable holding the key. Unset is fine for a local server,
             an error for OpenAI itself (raised by the first request, which stops the run).
-        timeout: seconds per request (connect and read); a timed-out request is retried.
+        timeout: seconds for a whole request, from connecting to the last byte of the body
+            (`metric_plugins.judge.backends.deadline`); a timed-out request is retried.
     """
 
     def __init__(
@@ -114,13 +116,14 @@ class OpenAIChatBackend:
                         raise JudgeStopped(f"${self.api_key_env} is not set; the OpenAI API needs a key")
                     log.info("$%s is not set: sending no key to %s", self.api_key_env, self.public_url)
                     key = NO_KEY
-                extra: dict[str, Any] = {}
-                if self._secret_url != self.public_url:
-                    from metric_plugins.judge.backends.url_credentials import credentials_client
+                from metric_plugins.judge.backends.url_credentials import http_client
 
-                    extra["http_client"] = credentials_client(self._secret_url, self.timeout)
                 self._client = openai.OpenAI(
-                    api_key=key, base_url=self.public_url, timeout=self.timeout, max_retries=0, **extra
+                    api_key=key,
+                    base_url=self.public_url,
+                    timeout=self.timeout,
+                    max_retries=0,
+                    http_client=http_client(self._secret_url, self.timeout),
                 )
             return self._client
 
@@ -132,7 +135,6 @@ class OpenAIChatBackend:
             response = client.post(
                 "/chat/completions", body=_request_body(self.model, messages, sampling), cast_to=http_module().Response
             )
-            body = response.json()
         except openai.APIStatusError as error:
             status = error.status_code
             if status == 429 or status >= 500:
@@ -143,16 +145,30 @@ class OpenAIChatBackend:
             message = f"HTTP {status} from {self.public_url}: {_error_message(error)}"
             raise RequestRejected(message, status=status) from None
         except openai.APITimeoutError as error:
+            silent = no_answer(error.__cause__)
             raise TransientError(
-                f"timed out after {self.timeout}s waiting for {self.public_url}", unreachable=_no_connection(error)
+                f"timed out after {self.timeout}s waiting for {self.public_url}"
+                + (" (connected, no answer)" if silent else ""),
+                unreachable=silent or _no_connection(error),
             ) from None
         except openai.APIConnectionError as error:
             raise TransientError(
                 f"connection to {self.public_url} failed: {_cause(error)}", unreachable=_no_connection(error)
             ) from None
-        except ValueError as error:  # a 200 whose body is not JSON
-            raise TransientError(f"malformed response body from {self.public_url}: {type(error).__name__}") from None
-        return read_completion(body, self.public_url)
+        return decode_completion(response, self.public_url)
+
+
+def decode_completion(response: Any, source: str) -> Reply:
+    """A 200's reply, or a `TransientError`: any failure to decode its body is this request's, never the run's.
+
+    Broad on purpose: a body can fail in ways no list foresees (RecursionError from JSON nested
+    100,000 deep, a codec error, MemoryError on a huge body), and each must fail one request.
+    """
+    try:
+        body = response.json()
+    except Exception as error:  # broad on purpose: see the docstring
+        raise TransientError(f"malformed response body from {source}: {type(error).__name__}") from None
+    return read_completion(body, source)
 
 
 def read_completion(body: Any, source: str = "the endpoint") -> Reply:
@@ -174,8 +190,8 @@ def read_completion(body: Any, source: str = "the endpoint") -> Reply:
         raise _malformed(source, f"message content is {type(message.get('content')).__name__}, not text")
     usage = _usage(body.get("usage"))
     if usage is None:
-        raise _malformed(source, f"usage is {type(body.get('usage')).__name__}, not token counts")
-    return Reply(text, usage)
+        raise _malformed(source, f"usage is {_shown(body.get('usage'))}, not token counts")
+    return Reply(storable_text(text), usage)
 
 
 def _content_text(content: Any) -> str | None:
@@ -187,9 +203,9 @@ def _content_text(content: Any) -> str | None:
     if not isinstance(content, list) or not all(isinstance(part, dict) for part in content):
         return None
     texts = [part.get("text") for part in content if part.get("type") == "text"]
-    if not all(isinstance(text, str) for text in texts):
+    if not all(isinstance(text, str) or text is None for text in texts):
         return None
-    return "".join(texts)
+    return "".join(text for text in texts if text is not None)  # a null text part is an empty one, like null content
 
 
 def _usage(usage: Any) -> Usage | None:
@@ -198,10 +214,32 @@ def _usage(usage: Any) -> Usage | None:
         return Usage()
     if not isinstance(usage, dict):
         return None
-    counts = [usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0]
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+    counts = [_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))]
+    if None in counts:
         return None
-    return Usage(*counts)
+    return Usage(*counts)  # type: ignore[arg-type]
+
+
+MAX_TOKENS = 2**53  # far above any real count, and exact in a float and in SQLite's 64-bit INTEGER
+
+
+def _count(value: Any) -> int | None:
+    """A token count: a non-negative integer or integral float (``100.0``, as some servers send) up to
+    `MAX_TOKENS`; missing or null is 0; anything else (negative, fractional, 10**20, a string) is None."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not value.is_integer():  # also NaN and infinities
+        return None
+    return int(value) if 0 <= value <= MAX_TOKENS else None
+
+
+def _shown(value: Any) -> str:
+    """How a bad field is named in a message: its type, or the offending counts (short)."""
+    if isinstance(value, dict):
+        return repr({k: value.get(k) for k in ("prompt_tokens", "completion_tokens")})[:120]
+    return type(value).__name__
 
 
 def _malformed(source: str, what: str) -> TransientError:

@@ -9,8 +9,9 @@ so the client gets the public URL and this httpx client adds the credentials bac
 - the query string in a transport wrapper, i.e. after httpx has logged the request's URL.
 
 The openai client is built on httpx (openai < 3) or httpx2 (openai >= 3), which share this API;
-`http_module` picks the one the installed client uses. `credentials_client` is used only for a
-base URL that carries credentials; any other URL gets the stock client.
+`http_module` picks the one the installed client uses. `QueryTransport` is used only for a
+base URL that carries credentials. Every client is built by `http_client`, which also gives each
+request its total deadline (`metric_plugins.judge.backends.deadline`).
 """
 
 from __future__ import annotations
@@ -62,14 +63,19 @@ class QueryTransport:
         self.close()
 
 
-def credentials_client(url: str, timeout: float) -> Any:
-    """An http client with openai's defaults (connection limits, redirects) that sends `url`'s credentials."""
+def http_client(url: str, timeout: float) -> Any:
+    """An http client with openai's defaults (connection limits, redirects) whose requests each end within
+    `timeout` seconds, body included (`DeadlineTransport`), and that sends `url`'s credentials, if any."""
     import openai
+
+    from metric_plugins.judge.backends.deadline import DeadlineTransport
 
     http = http_module()
     parts = urlsplit(url)
     auth = http.BasicAuth(unquote(parts.username or ""), unquote(parts.password or "")) if parts.username else None
     params = parse_qsl(parts.query, keep_blank_values=True)
     # the stock transport with openai's connection limits (a custom transport replaces the client's pool settings)
-    transport = QueryTransport(http, http.HTTPTransport(limits=openai.DEFAULT_CONNECTION_LIMITS), params)
-    return openai.DefaultHttpxClient(auth=auth, transport=transport, timeout=timeout)
+    transport: Any = http.HTTPTransport(limits=openai.DEFAULT_CONNECTION_LIMITS)
+    if params:
+        transport = QueryTransport(http, transport, params)
+    return openai.DefaultHttpxClient(auth=auth, transport=DeadlineTransport(http, transport, timeout), timeout=timeout)
