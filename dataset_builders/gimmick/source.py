@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 
 from arab_mm_tasks.core.media import MediaError, load_image, video_frames
 from dataset_builders.core import reading
+from dataset_builders.core.paths import is_file, resolve_inside
 from dataset_builders.core.reading import BadRecord, read_jsonl
 from dataset_builders.core.release import download_release
 
@@ -105,10 +106,19 @@ def read_source(name: str, source: str | os.PathLike[str]) -> Source:
 # ---------------------------------------------------------------------------- forms
 
 
+def _metadata(file: Path) -> pq.FileMetaData:
+    """A parquet file's footer, or one `SourceError` line naming the file (0 bytes, cut, not parquet)."""
+    try:
+        return pq.read_metadata(file)
+    except (pa.ArrowException, OSError) as err:
+        raise reading.unreadable_parquet(file, err) from None
+
+
 def _parquet(name: str, origin: str, files: list[Path], base_dir: Path) -> Source:
-    schema = pq.read_schema(files[0])
-    for other in files[1:]:
-        if pq.read_schema(other).names != schema.names:
+    footers = [_metadata(file) for file in files]  # every file checked before a row is written
+    schema = footers[0].schema.to_arrow_schema()
+    for other, footer in zip(files[1:], footers[1:], strict=True):
+        if footer.schema.to_arrow_schema().names != schema.names:
             raise SourceError(f"{name} source {origin}: {other.name} has other columns than {files[0].name}")
 
     def records() -> Iterator[Record]:
@@ -116,7 +126,7 @@ def _parquet(name: str, origin: str, files: list[Path], base_dir: Path) -> Sourc
             yield from reading.parquet_records(file, BATCH)
 
     features = datasets.Features.from_arrow_schema(schema)
-    num_rows = sum(pq.read_metadata(file).num_rows for file in files)
+    num_rows = sum(footer.num_rows for footer in footers)
     return Source(name, origin, False, base_dir, features, list(schema.names), records, num_rows=num_rows)
 
 
@@ -287,35 +297,6 @@ def extra_columns(
 # ---------------------------------------------------------------------------- media
 
 
-def _resolve(path: str, base_dir: Path | None, *, record: str, field: str, absolute_ok: bool = False) -> Path:
-    """A media path of a release, kept inside the release's folder.
-
-    A tampered release must not make the builder read, embed and publish other files of the machine
-    (``../../home/me/photo.jpg``, ``/etc/...``): a relative path must stay in `base_dir`, and an
-    absolute one is taken only where the authors' format writes them (the vvqa loader's ``video_fn``).
-    ``~`` is not expanded: in a release it is a folder name like any other.
-    """
-    candidate = Path(path)
-    if candidate.is_absolute():
-        if absolute_ok:
-            return candidate
-        raise GimmickRecordError(record, field, f"is the absolute path {path!r:.200}; give it relative to the release")
-    if base_dir is None:
-        raise GimmickRecordError(record, field, f"is the relative path {path!r:.200}, but the source has no folder")
-    file = (base_dir / candidate).resolve()
-    if not file.is_relative_to(base_dir.resolve()):
-        raise GimmickRecordError(record, field, f"{path!r:.200} points outside the release's folder")
-    return file
-
-
-def _is_file(file: Path) -> bool:
-    """`Path.is_file`, but False for a name the OS refuses (too long: ENAMETOOLONG, which pathlib re-raises)."""
-    try:
-        return file.is_file()
-    except OSError:
-        return False
-
-
 def image_value(value: Any, *, base_dir: Path | None, record: str, field: str) -> dict[str, Any]:
     """``{"bytes", "path"}`` of a source image (struct, path or bytes), checked to be a readable image."""
     from PIL import Image
@@ -331,8 +312,8 @@ def image_value(value: Any, *, base_dir: Path | None, record: str, field: str) -
         raise GimmickRecordError(record, f"{field}.path", f"is {value['path']!r:.80}, not a file name")
     elif isinstance(value, str) or (isinstance(value, dict) and value.get("bytes") is None and value.get("path")):
         path = value if isinstance(value, str) else value["path"]
-        file = _resolve(path, base_dir, record=record, field=field)
-        if not _is_file(file):
+        file = resolve_inside(base_dir, path, record=record, field=field, error=GimmickRecordError)
+        if not is_file(file):
             raise GimmickRecordError(record, field, f"names the image file {path!r:.200}, which does not exist")
         raw, name = file.read_bytes(), os.path.basename(path)
     elif isinstance(value, dict) and isinstance(value.get("bytes"), bytes | bytearray):
@@ -353,8 +334,10 @@ def video_value(video_fn: Any, *, videos_dir: Path | None, base_dir: Path | None
     if videos_dir is not None:  # the basename only: it cannot leave videos_dir
         file = videos_dir / name
     else:
-        file = _resolve(video_fn, base_dir, record=record, field="video_fn", absolute_ok=True)
-    if not _is_file(file):
+        file = resolve_inside(  # absolute: the vvqa loader writes paths into its cache
+            base_dir, video_fn, record=record, field="video_fn", error=GimmickRecordError, absolute_ok=True
+        )
+    if not is_file(file):
         raise GimmickRecordError(record, "video_fn", f"names the clip {video_fn!r:.200}, which does not exist ({file})")
     raw = file.read_bytes()
     _check(lambda: video_frames(raw, record=record, field="video_fn", max_frames=1))  # the tasks' own reader
