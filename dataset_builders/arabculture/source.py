@@ -21,6 +21,7 @@ import datasets
 
 from arab_mm_tasks.arabculture.tasks import REGION_OF_COUNTRY
 from dataset_builders.core.hub import DATA_DIR
+from dataset_builders.core.paths import is_file, resolve_inside
 from dataset_builders.core.reading import BadRecord, SourceError, parquet_records, parse_jsonl_record, read_jsonl
 from dataset_builders.core.release import download_release
 
@@ -140,9 +141,21 @@ def _stream(path: str, config: str | None, **kwargs: Any) -> Iterator[Record]:
     `datasets`' IterableDataset does (~2.5 s and ~150 MB for a text release).
     """
     builder = datasets.load_dataset_builder(path, config, **kwargs)
-    files = list((builder.config.data_files or {}).get(SPLIT, []))
+    files = [_inside_release(path, config, str(file)) for file in (builder.config.data_files or {}).get(SPLIT, [])]
     if files and all(str(file).endswith(".parquet") for file in files):
         for file in files:
             yield from parquet_records(file)
     else:  # another format, or no test split: `datasets` reads it (or says what is wrong)
         yield from datasets.load_dataset(path, config, split=SPLIT, streaming=True, **kwargs)
+
+
+def _inside_release(folder: str, config: str | None, file: str) -> Path:
+    """A data file the card (or `datasets`' patterns) names, kept inside the release's folder (`resolve_inside`)."""
+    where = f"{folder} config {config or 'default'!r}"
+    try:
+        resolved = resolve_inside(folder, os.path.relpath(file, folder), record=where, field="data_files")
+    except BadRecord as error:
+        raise SourceError(str(error)) from None
+    if not is_file(resolved):
+        raise SourceError(f"{where}: field 'data_files' names {file!r:.200}, which is not a file of the folder")
+    return resolved
