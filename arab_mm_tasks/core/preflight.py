@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -35,10 +35,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from arab_mm_tasks.core.registry import all_specs, get_benchmark
-from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, check_config
+from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, _local_hint, check_config
 from arab_mm_tasks.core.spec import TaskSpec
 from metric_plugins import models
 
+USERS_SHOWN = 3  # tasks named as a metric's users in its problem line
 CONNECT_TIMEOUT = 5.0  # seconds for the judge endpoint to accept a connection
 
 
@@ -164,19 +165,17 @@ def _release_problems(source: DatasetSource, configs: Iterable[str], image_tasks
             continue
         folder = Path(source.path) / part_name
         if (folder / "README.md").is_file():
-            part = [c for c in configs if _part(bench, c) == part_name]
-            problems += folder_problems(folder, bench.name, part, image_tasks)
+            held = [c for c in configs if _part(bench, c) == part_name]
+            problems += folder_problems(folder, bench.name, held, image_tasks)
             continue
         part = next(p for p in bench.release.parts if p.name == part_name)
         for repo in part.repos:
             reason = models.hub_problem(repo, repo_type="dataset", revision=source.revision, files=("README.md",))
             if reason is not None:
+                # what to do is the data layer's own wording (one for every offline data failure)
                 problems.append(
                     f"{bench.title}: the authors' release {repo} cannot be fetched to build it on first use: "
-                    f"{reason}. Build it where the Hub is reachable (`arab-mm-tasks build {bench.name} --out DIR`) "
-                    f"or from a downloaded copy (`arab-mm-tasks build {bench.name} --source FILE --out DIR`), then "
-                    f"pass --dataset-path {bench.name}=DIR (lm-eval: --metadata "
-                    f'\'{{"{bench.path_key}": "DIR"}}\')'
+                    f"{reason}. {_local_hint(bench)}"
                 )
     return problems
 
@@ -260,10 +259,11 @@ def check(tasks: Iterable[str], metadata: Mapping[str, Any] | None = None, *, sk
         if reason is None:
             continue
         users = [spec.name for spec in specs if key in metric_models(spec)]
+        more = f" and {len(users) - USERS_SHOWN} more" if len(users) > USERS_SHOWN else ""
         if skip_metrics:
             result.skipped[key] = reason
         else:
-            result.problems.append(f"{reason} (used by {', '.join(users)})")
+            result.problems.append(f"{reason} (used by {', '.join(users[:USERS_SHOWN])}{more})")
     if any(needs_judge(spec) for spec in specs):
         reason = judge_problem()
         if reason is not None:
@@ -308,3 +308,23 @@ def tasks_of_names(names: Iterable[str]) -> list[str]:
         if fits:
             found.append(max(fits, key=len))
     return list(dict.fromkeys(found))
+
+
+def require_lighteval(argv: Sequence[str], paths: Mapping[str, str], revisions: Mapping[str, str]) -> None:
+    """`require` for the tasks named in an ``arab-mm-lighteval`` command line (its task list, or a file of
+    tasks), with the ``--dataset-path`` / ``--dataset-revision`` it gives."""
+    names: list[str] = []
+    for arg in argv:
+        if arg.startswith("-"):
+            continue
+        file = Path(arg)
+        lines = file.read_text(encoding="utf-8").splitlines() if arg.endswith(".txt") and file.is_file() else [arg]
+        names += [name for line in lines for name in line.split(",")]
+    metadata: dict[str, Any] = {}
+    for benchmark, path in paths.items():
+        metadata[get_benchmark(benchmark).path_key] = path
+    for benchmark, revision in revisions.items():
+        metadata[get_benchmark(benchmark).revision_key] = revision
+    tasks = tasks_of_names(names)
+    if tasks:
+        require(tasks, metadata, who="arab-mm-lighteval preflight")

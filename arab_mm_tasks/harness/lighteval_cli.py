@@ -6,8 +6,11 @@ Commands and options are lighteval's (``arab-mm-lighteval accelerate --help``), 
   (what ``arab-mm-tasks build`` writes) or another repo instead of its Hub default;
 - ``--dataset-revision BENCH=REV`` (repeatable);
 - ``--judge SETTINGS``: the judge of judged metrics;
-- ``--metadata JSON``: the benchmarks' run options, as lm-eval's ``--metadata`` takes them
-  (``'{"jeem_dcscore_language": "ar", "gimmick_max_frames": 8}'``).
+- ``--metadata JSON``: the run options, as lm-eval's ``--metadata`` takes them
+  (``'{"jeem_dcscore_language": "ar", "gimmick_max_frames": 8}'``; ``<name>_path`` / ``<name>_revision``
+  as ``--dataset-path`` / ``--dataset-revision``). Every option is checked before lighteval starts
+  (`arab_mm_tasks.core.run_options`): an unknown key, a wrong type, a credential in the judge settings and
+  a few-shot count other than 0 on our tasks are one ``arab-mm-lighteval: error:`` line.
 
 ``--custom-tasks`` defaults to `arab_mm_tasks.harness.lighteval_tasks`. Examples::
 
@@ -68,6 +71,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arab_mm_tasks.core.preflight import require_lighteval
 from arab_mm_tasks.core.sources import (
     DataSourceError,
     check_config,
@@ -153,20 +157,58 @@ def pop_metadata(args: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
     return rest, metadata
 
 
-def apply_metadata(metadata: dict[str, Any]) -> None:
-    """Each benchmark's run options from `metadata` (and its ``judge``), as lm-eval's dataset hook applies them."""
+def apply_metadata(metadata: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Check the run options in `metadata` (`arab_mm_tasks.core.run_options`) and apply them as lm-eval's dataset
+    hook does: the judge and each benchmark's own options. Returns the ``<name>_path`` / ``<name>_revision``
+    sources among them as ``{"paths": {bench: path}, "revisions": {bench: rev}}``, which ``--dataset-path`` /
+    ``--dataset-revision`` override. Raises `RunOptionError` (one line) before anything is applied."""
     from arab_mm_tasks.core import judging
     from arab_mm_tasks.core.registry import all_benchmarks
+    from arab_mm_tasks.core.run_options import validate_run_options
 
-    if "judge" in metadata:
-        judging.configure(metadata["judge"])
-    known = {"judge"} | {o.key for b in all_benchmarks().values() for o in b.run_options}
-    unknown = sorted(set(metadata) - known)
-    if unknown:
-        raise UsageError(f"--metadata: unknown run option(s) {unknown}; known: {sorted(known)}")
+    options = validate_run_options(metadata)
+    if "judge" in options:
+        judging.configure(options["judge"])
+    sources: dict[str, dict[str, str]] = {"paths": {}, "revisions": {}}
     for benchmark in all_benchmarks().values():
         if benchmark.configure is not None:
-            benchmark.configure(metadata)
+            benchmark.configure(options)
+        if benchmark.path_key in options:
+            sources["paths"][benchmark.name] = options[benchmark.path_key]
+        if benchmark.revision_key in options:
+            sources["revisions"][benchmark.name] = options[benchmark.revision_key]
+    return sources
+
+
+def check_dataset_options(options: dict[str, dict[str, str]]) -> None:
+    """``--dataset-path`` / ``--dataset-revision`` values checked as the run options they stand for
+    (``<name>_path``, ``<name>_revision``); an unknown benchmark is left to `tasks_module`'s error."""
+    from arab_mm_tasks.core.registry import all_benchmarks
+    from arab_mm_tasks.core.run_options import validate_run_options
+
+    benchmarks = all_benchmarks()
+    validate_run_options(
+        {benchmarks[b].path_key: v for b, v in options["paths"].items() if b in benchmarks}
+        | {benchmarks[b].revision_key: v for b, v in options["revisions"].items() if b in benchmarks}
+    )
+
+
+def refuse_few_shot(argv: Sequence[str]) -> None:
+    """Refuse ``"<our task>|N"`` with N > 0 in the task list before lighteval loads the model (zero-shot only)."""
+    from arab_mm_tasks.core.run_options import RunOptionError
+    from arab_mm_tasks.harness.lighteval_tasks import TASKS_TABLE
+
+    ours = {config.name for config in TASKS_TABLE} | set(task_groups())
+    for arg in argv:
+        for entry in arg.split(",") if "|" in arg else ():
+            parts = entry.strip().split("|")
+            name = parts[1 if len(parts) == 3 else 0].partition("@")[0]
+            shots = parts[-1].strip()
+            if len(parts) > 1 and name in ours and shots.isdigit() and int(shots) > 0:
+                raise RunOptionError(
+                    f"{entry.strip()}: arab-mm-tasks tasks are zero-shot only (the benchmarks have a test split "
+                    f"alone, so few-shot examples would leak test items); run it as '{name}|0'"
+                )
 
 
 def _leaf_command(argv: Sequence[str]) -> Any:
@@ -414,18 +456,23 @@ def run(args: Sequence[str]) -> int:
     """Run one ``arab-mm-lighteval`` command line in this process (patches stay applied); returns its rc."""
     try:
         args, metadata = pop_metadata(args)
-        if metadata:
-            apply_metadata(metadata)
+        sources = apply_metadata(metadata) if metadata else {"paths": {}, "revisions": {}}
         args, judge = pop_judge(args)
         if judge:
             from arab_mm_tasks.core import judging
+            from arab_mm_tasks.core.run_options import check_judge
 
-            judging.configure(judge)  # wins over ARAB_MM_JUDGE_* variables
+            judging.configure(check_judge(judge, "--judge"))  # wins over ARAB_MM_JUDGE_* variables
         argv, options = split_options(args)
+        for kind in ("paths", "revisions"):  # --dataset-path/--dataset-revision win over --metadata's
+            options[kind] = {**sources[kind], **options[kind]}
+        check_dataset_options(options)
+        refuse_few_shot(argv)
         custom = given_custom_tasks(argv)
         if (options["paths"] or options["revisions"]) and custom not in (None, MODULE):
             raise UsageError(f"--dataset-path/--dataset-revision apply to {MODULE}, not --custom-tasks {custom}")
         module = tasks_module(options["paths"], options["revisions"])
+        require_lighteval(argv, options["paths"], options["revisions"])  # data, metric models, judge: all at once
     except (UsageError, KeyError, FileNotFoundError, ValueError, DataSourceError) as err:
         print(f"{PROG}: error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2

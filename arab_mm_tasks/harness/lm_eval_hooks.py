@@ -31,10 +31,13 @@ from typing import Any
 from lm_eval.api.samplers import ContextSampler
 
 from arab_mm_tasks.core import judging
+from arab_mm_tasks.core.preflight import require_config
 from arab_mm_tasks.core.registry import all_specs, get_benchmark
+from arab_mm_tasks.core.run_options import RunOptionError, validate_run_options
 from arab_mm_tasks.core.scoring import aggregator, needs_images, score_sample
 from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, load_split, without_media_decoding
 from arab_mm_tasks.core.spec import Request, TaskSpec
+from arab_mm_tasks.harness.lm_eval_multimodal import patch_loaded_multimodal_models
 
 PROCESS_DOCS_PREFIX = "process_docs_"
 RENDERED_SPLITS_KEPT = 32  # per variant: every country of a benchmark, several times over
@@ -45,12 +48,18 @@ def load_dataset(*, benchmark: str, config: str, split: str, **metadata: Any):
     """Load one config of a benchmark as ``{split: Dataset}`` from its source (`arab_mm_tasks.core.sources`)."""
     import datasets
 
-    if "judge" in metadata:  # the run's judge for judged metrics, see arab_mm_tasks.core.judging
-        judging.configure(metadata["judge"])
+    pass  # TEMP patch_loaded_multimodal_models()  # lm-eval loaded the model before its tasks: see lm_eval_multimodal
+    # lm-eval merges our --metadata with its own keys and the model's args: ours are checked, in one line
+    options = validate_run_options(metadata, from_lm_eval_task=True)
+    if "judge" in options:  # the run's judge for judged metrics, see arab_mm_tasks.core.judging
+        judging.configure(options["judge"])
     bench = get_benchmark(benchmark)
     if bench.configure is not None:  # the benchmark's own run options (GIMMICK's frame limits)
-        bench.configure(metadata)
-    source = DatasetSource.from_metadata(benchmark, metadata)
+        bench.configure(options)
+    # before any generation: data, metric models and judge, every problem at once (lm-eval 0.4.13 has loaded
+    # the model by now; `arab-mm-tasks evaluate` checks before that)
+    require_config(benchmark, config, options)
+    source = DatasetSource.from_metadata(benchmark, options)
     # Media by reference: lm-eval keeps every document until the run ends, so each holds where its media's
     # bytes are (`arab_mm_tasks.core.media_refs`), and its requests lazy images, not bytes or pixels.
     return datasets.DatasetDict({split: without_media_decoding(load_split(source, config, split, benchmark))})
@@ -150,10 +159,10 @@ class ZeroShotOnly(ContextSampler):
     """Refuses ``--num_fewshot > 0``: the paper is zero-shot and the only split is the test split."""
 
     def sample(self, n: int, *args: Any, **kwargs: Any):
-        if n > 0:
-            raise ValueError(
-                "arab-mm-tasks tasks are zero-shot only: the benchmarks have a test split alone, so "
-                f"few-shot examples would leak test items (asked for --num_fewshot {n})"
+        if n > 0:  # one line at the command line (`_print_data_errors_as_one_line`), not lm-eval's traceback
+            raise RunOptionError(
+                f"--num_fewshot {n}: arab-mm-tasks tasks are zero-shot only: the benchmarks have a test split alone, "
+                "so few-shot examples would leak test items; run with --num_fewshot 0 or without it"
             )
         return []
 
@@ -161,15 +170,15 @@ class ZeroShotOnly(ContextSampler):
 def _print_data_errors_as_one_line() -> None:
     """lm-eval lets exceptions from dataset loading end the run with a traceback; ours is one line with the fix.
 
-    Only `DataSourceError` is shortened, and only at the top level of a command line: Python callers
-    still get the exception.
+    Only `DataSourceError` and `RunOptionError` (a bad ``--metadata`` key, ``--num_fewshot 1``) are
+    shortened, and only at the top level of a command line: Python callers still get the exception.
     """
     previous = sys.excepthook
     if getattr(previous, "_arab_mm", False):
         return
 
     def excepthook(kind: type[BaseException], value: BaseException, traceback: Any) -> None:
-        if isinstance(value, DataSourceError):
+        if isinstance(value, DataSourceError | RunOptionError):
             print(f"error: {value}", file=sys.stderr)
         else:
             previous(kind, value, traceback)
