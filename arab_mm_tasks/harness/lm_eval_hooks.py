@@ -48,7 +48,7 @@ def load_dataset(*, benchmark: str, config: str, split: str, **metadata: Any):
     """Load one config of a benchmark as ``{split: Dataset}`` from its source (`arab_mm_tasks.core.sources`)."""
     import datasets
 
-    pass  # TEMP patch_loaded_multimodal_models()  # lm-eval loaded the model before its tasks: see lm_eval_multimodal
+    patch_loaded_multimodal_models()  # lm-eval loaded the model before its tasks: see lm_eval_multimodal
     # lm-eval merges our --metadata with its own keys and the model's args: ours are checked, in one line
     options = validate_run_options(metadata, from_lm_eval_task=True)
     if "judge" in options:  # the run's judge for judged metrics, see arab_mm_tasks.core.judging
