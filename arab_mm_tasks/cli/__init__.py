@@ -6,10 +6,11 @@ import argparse
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from arab_mm_tasks.core.benchmark import Benchmark
 from arab_mm_tasks.core.registry import BENCHMARK_PACKAGES
+from arab_mm_tasks.core.spec import SourceError
 
 
 def benchmark_names() -> list[str]:
@@ -35,34 +36,68 @@ def _build_parser(
 ) -> argparse.ArgumentParser:
     """``arab-mm-tasks build <benchmark>``: the options every builder takes, then the benchmark's own
     (`defaults`: the options one of its `Benchmark.build_names` stands for)."""
-    p = argparse.ArgumentParser(
+    from dataset_builders.core.release import path_argument
+
+    p = _OneLineErrors(
         prog=f"arab-mm-tasks build {name or benchmark.name}",
         description=f"Build the {benchmark.title} Hub-layout dataset folder from the authors' release.",
     )
-    p.add_argument("--out", required=True, help="output folder (Hub layout: data/<config>/*.parquet + README.md)")
+    p.add_argument(
+        "--out",
+        required=True,
+        type=path_argument("out"),
+        help="output folder (Hub layout: data/<config>/*.parquet + README.md)",
+    )
     p.add_argument("--on-bad-records", choices=["error", "warn", "skip"], default="error")
+    p.add_argument(
+        "--report",
+        type=path_argument("out-file"),
+        metavar="FILE",
+        help="write the whole build report as JSON (every skipped and repeated record; the summary lists a few)",
+    )
     benchmark.builder_module().add_arguments(p)
     p.set_defaults(**(defaults or {}))
     return p
+
+
+class _OneLineErrors(argparse.ArgumentParser):
+    """A parser whose usage errors are `BuildUsageError`: `main` prints them as every build error, one line, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise BuildUsageError(f"{self.prog.removeprefix('arab-mm-tasks build ')}: {message} (--help for the options)")
+
+
+class BuildUsageError(SourceError):
+    """A wrong option of ``arab-mm-tasks build <benchmark>`` (a missing file, a file given for a folder, ...)."""
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from arab_mm_tasks.core.registry import build_target
 
     benchmark, defaults = build_target(args.benchmark)
+    # Every file and folder option is checked here, before anything is read (`release.PathArgument`).
     options = _build_parser(benchmark, args.benchmark, defaults).parse_args(args.options)
-    print(benchmark.builder_module().build_from_args(options))
+    try:
+        report = benchmark.builder_module().build_from_args(options)
+    except OSError as err:  # the output folder cannot be written (full disk, a foreign data/ folder, ...)
+        where = f" ({err.filename})" if err.filename and str(err.filename) not in str(err) else ""
+        raise FileNotFoundError(f"{err.strerror or err}{where}") from None
+    if options.report:
+        report.write(options.report)
+    print(report)
     return 0
 
 
 def _cmd_publish(args: argparse.Namespace) -> int:
     from arab_mm_tasks.core.registry import all_benchmarks
+    from dataset_builders.core.hub import built_benchmark
 
     folder = Path(args.folder)
-    owners = [b for b in all_benchmarks().values() if b.holds(folder)]
+    name = built_benchmark(folder)  # the card says which build it is (config names do not: two have `all`)
+    owners = [b for b in all_benchmarks().values() if b.title == name]
     if len(owners) != 1:
-        found = ", ".join(b.name for b in owners) or "none"
-        raise FileNotFoundError(f"{folder}: not a folder built by `arab-mm-tasks build` (benchmarks found: {found})")
+        titles = ", ".join(b.title for b in all_benchmarks().values())
+        raise FileNotFoundError(f"{folder}: its card names {name!r}, none of the benchmarks ({titles})")
     benchmark = owners[0]
     gated = "auto" if args.gated or benchmark.gated else None  # a gated source stays gated in our copy
     options = {"public": True} if args.public else {}  # only builders whose licence needs it take `public`

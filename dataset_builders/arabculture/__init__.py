@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dataset_builders.arabculture.builder import DEFAULT_SOURCE, build, publish
 from dataset_builders.core.reading import BuildReport
+from dataset_builders.core.release import path_argument
 
 __all__ = ["add_arguments", "build", "build_from_args", "build_release", "publish"]
 
@@ -20,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--source",
         default=DEFAULT_SOURCE,
+        type=path_argument("source", ".jsonl"),
         help="Hub repo id (optionally with --revision), local folder or .jsonl of the authors' release "
         f"(default: {DEFAULT_SOURCE})",
     )

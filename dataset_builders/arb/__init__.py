@@ -11,14 +11,27 @@ from pathlib import Path
 
 from dataset_builders.arb.builder import HUB_REPO, build, publish
 from dataset_builders.core.reading import BuildReport
+from dataset_builders.core.release import path_argument
 
 __all__ = ["add_arguments", "build", "build_from_args", "build_release", "publish"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--hub", help=f"the HF release: Hub id[@revision] or a folder of its parquet ({HUB_REPO})")
-    parser.add_argument("--csv", help="the authors' CSV (evaluation/gpt-4.1-final-responses.csv, or .csv.xz)")
-    parser.add_argument("--images-dir", help="folder of the CSV's images, by `image_path` (CSV-only builds)")
+    parser.add_argument(
+        "--hub",
+        type=path_argument("source", ".parquet"),
+        help=f"the HF release: Hub id[@revision] or a folder of its parquet ({HUB_REPO})",
+    )
+    parser.add_argument(
+        "--csv",
+        type=path_argument("file", ".csv", ".csv.xz"),
+        help="the authors' CSV (evaluation/gpt-4.1-final-responses.csv, or .csv.xz)",
+    )
+    parser.add_argument(
+        "--images-dir",
+        type=path_argument("folder"),
+        help="folder of the CSV's images, by `image_path` (CSV-only builds)",
+    )
 
 
 def build_from_args(args: argparse.Namespace) -> BuildReport:

@@ -36,6 +36,7 @@ CARD_FILE = "README.md"
 DATA_DIR = "data"
 _STAGING_DIR = ".data.staging"  # written first, swapped in for data/ only when a build succeeds
 _CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+BUILD_TAG = "arab-mm-tasks"  # the tag every card we write carries: how `publish` knows a folder is a build of ours
 
 
 def shard_name(split: str, index: int, count: int) -> str:
@@ -418,6 +419,7 @@ def render_card(
         "language": [language] if isinstance(language, str) else list(language),
         "pretty_name": pretty_name,
         "task_categories": list(task_categories),
+        "tags": [BUILD_TAG],
         **dict(extra_metadata or {}),
         "configs": [
             {
@@ -485,6 +487,53 @@ def check_hub_folder(folder: str | Path) -> Path:
     if not (path / DATA_DIR).is_dir() or not any((path / DATA_DIR).rglob("*.parquet")):
         raise FileNotFoundError(f"{path} has no parquet files under {DATA_DIR}/; refusing to upload")
     return path
+
+
+class BuildCardError(FileNotFoundError):
+    """A folder whose card does not say it is a build of ours (one line; a FileNotFoundError for the CLI)."""
+
+
+def card_metadata(folder: str | Path) -> dict[str, Any]:
+    """The YAML front matter of a folder's card, or `BuildCardError` in one line that names the card.
+
+    Read with ``yaml.safe_load`` (no ``!!python`` tags), and only the front matter between the
+    first two ``---`` lines.
+    """
+    card = Path(folder).expanduser() / CARD_FILE
+    try:
+        text = card.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise BuildCardError(f"{card}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as err:
+        raise BuildCardError(f"{card}: cannot be read ({err.strerror or err})") from None
+    lines = text.lstrip("\ufeff").splitlines()
+    end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
+    if not lines or lines[0].strip() != "---" or end is None:
+        raise BuildCardError(f"{card}: no YAML front matter (a card starts with a --- block)")
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end]))
+    except yaml.YAMLError as err:
+        reason = " ".join(str(err).split())[:200]
+        raise BuildCardError(f"{card}: its front matter is not valid YAML ({reason})") from None
+    if not isinstance(meta, dict):
+        raise BuildCardError(f"{card}: its front matter is a {type(meta).__name__}, not a mapping")
+    return meta
+
+
+def built_benchmark(folder: str | Path) -> str:
+    """The ``pretty_name`` of the benchmark a built folder holds, read from the card we wrote (`BUILD_TAG`).
+
+    Config names do not say it: ArabCulture and ARB both have a config ``all``.
+    """
+    meta = card_metadata(check_hub_folder(folder))
+    tags = meta.get("tags")
+    name = meta.get("pretty_name")
+    if not isinstance(tags, list) or BUILD_TAG not in tags or not isinstance(name, str):
+        raise BuildCardError(
+            f"{Path(folder) / CARD_FILE}: not a card written by `arab-mm-tasks build` (no {BUILD_TAG!r} tag "
+            "and pretty_name); build the folder with `arab-mm-tasks build` first"
+        )
+    return name
 
 
 def publish(

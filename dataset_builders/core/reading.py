@@ -250,15 +250,32 @@ def parquet_records(file: str | Path, batch_size: int = 64) -> Iterator[dict[str
     written (pages of ~1 MB, or one write batch of 1,024 rows when a binary column is written
     without content-defined chunking), never by the number of rows in the file.
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    parquet = pq.ParquetFile(file, buffer_size=1 << 20, pre_buffer=False)
+    try:
+        parquet = pq.ParquetFile(file, buffer_size=1 << 20, pre_buffer=False)
+    except (pa.ArrowException, OSError) as err:
+        raise unreadable_parquet(file, err) from None
     try:
         for group in range(parquet.num_row_groups):
-            for batch in parquet.iter_batches(batch_size=batch_size, row_groups=[group], use_threads=False):
+            batches = parquet.iter_batches(batch_size=batch_size, row_groups=[group], use_threads=False)
+            while True:  # batch by batch (the group is never held whole); a cut or corrupted file is one line
+                try:
+                    batch = next(batches)
+                except StopIteration:
+                    break
+                except (pa.ArrowException, OSError) as err:
+                    raise unreadable_parquet(file, err) from None
                 yield from batch.to_pylist()
     finally:
         parquet.close()
+
+
+def unreadable_parquet(file: str | Path, error: BaseException) -> SourceError:
+    """The one-line `SourceError` for a parquet file that cannot be read (0 bytes, truncated, not parquet)."""
+    reason = " ".join(str(error).split())[:200] or type(error).__name__
+    return SourceError(f"{file}: not a readable parquet file ({reason})")
 
 
 class DuplicateTracker:

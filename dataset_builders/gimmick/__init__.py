@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from dataset_builders.core.reading import BuildReport
+from dataset_builders.core.release import path_argument
 from dataset_builders.gimmick.builder import DEFAULT_SOURCES, SEED, SOURCE_REPOS, build, publish
 
 __all__ = ["add_arguments", "build", "build_from_args", "build_release", "publish"]
@@ -18,10 +19,13 @@ __all__ = ["add_arguments", "build", "build_from_args", "build_release", "publis
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("sources (each: Hub id[@revision], save_to_disk folder, parquet or jsonl)")
-    g.add_argument("--sivqa", help=f"CIVQA source ({SOURCE_REPOS['sivqa']})")
-    g.add_argument("--vvqa", help="CVVQA source; its clips are local files (see --videos-dir)")
-    g.add_argument("--videos-dir", help="folder holding the CVVQA clips named by `video_fn`")
-    g.add_argument("--coqa", help=f"COQA/CKQA source ({SOURCE_REPOS['coqa']})")
+    source = path_argument("source", ".parquet", ".jsonl")
+    g.add_argument("--sivqa", type=source, help=f"CIVQA source ({SOURCE_REPOS['sivqa']})")
+    g.add_argument("--vvqa", type=source, help="CVVQA source; its clips are local files (see --videos-dir)")
+    g.add_argument(
+        "--videos-dir", type=path_argument("folder"), help="folder holding the CVVQA clips named by `video_fn`"
+    )
+    g.add_argument("--coqa", type=source, help=f"COQA/CKQA source ({SOURCE_REPOS['coqa']})")
     parser.add_argument("--seed", type=int, default=SEED, help="COQA option sampling seed (the authors' 1312)")
     parser.add_argument("--min-center-frame-similarity", type=float, default=0.5)
     parser.add_argument(

@@ -41,6 +41,16 @@ def sample(records: Iterable[tuple[str, str]], seed: str = SEED) -> set[tuple[st
     return chosen
 
 
+def _id_lines(path: Path) -> list[str]:
+    """The lines of an id list, or one `SourceError` line naming it (a folder, missing, not UTF-8)."""
+    try:
+        return path.read_text("utf-8").splitlines()
+    except UnicodeDecodeError as err:
+        raise SourceError(f"evaluation id list {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as err:
+        raise SourceError(f"evaluation id list {path}: cannot be read ({err.strerror or err})") from None
+
+
 def from_id_list(
     path: str | Path, records: Iterable[tuple[str, str]], skipped: Iterable[tuple[str, str]] = ()
 ) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
@@ -54,7 +64,7 @@ def from_id_list(
         by_image.setdefault(pair[1], []).append(pair)
     named: set[tuple[str, str]] = set()
     unknown = []
-    for line in Path(path).read_text("utf-8").splitlines():
+    for line in _id_lines(Path(path)):
         entry = line.split("#", 1)[0].strip()
         if not entry:
             continue

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from arab_mm_tasks.pearl import RELEASES
 from dataset_builders.core.reading import BuildReport
+from dataset_builders.core.release import path_argument
 from dataset_builders.pearl.builder import ALIASES, RELEASE_COUNTS, build, publish
 
 __all__ = ["RELEASE_COUNTS", "add_arguments", "build", "build_from_args", "build_release", "publish"]
@@ -20,9 +21,10 @@ __all__ = ["RELEASE_COUNTS", "add_arguments", "build", "build_from_args", "build
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("sources (each: Hub id[@revision], save_to_disk folder, parquet or jsonl)")
-    g.add_argument("--pearl", help=f"Pearl source ({RELEASES['pearl']}; also {next(iter(ALIASES))})")
-    g.add_argument("--pearl-lite", help=f"Pearl-Lite source ({RELEASES['pearl_lite']})")
-    g.add_argument("--pearl-x", help=f"Pearl-X source ({RELEASES['pearl_x']})")
+    source = path_argument("source", ".parquet", ".jsonl")
+    g.add_argument("--pearl", type=source, help=f"Pearl source ({RELEASES['pearl']}; also {next(iter(ALIASES))})")
+    g.add_argument("--pearl-lite", type=source, help=f"Pearl-Lite source ({RELEASES['pearl_lite']})")
+    g.add_argument("--pearl-x", type=source, help=f"Pearl-X source ({RELEASES['pearl_x']})")
     parser.add_argument(
         "--release",
         action="append",

@@ -91,8 +91,10 @@ def build(
     for name, source in given.items():
         named = release_of(str(source))
         if named is not None and named != name:
-            flag = "--" + name.replace("_", "-")
-            raise reading.SourceError(f"{source} is the {named} release, given as {name} ({flag}); pass it as that")
+            given, wanted = ("--" + n.replace("_", "-") for n in (name, named))
+            raise reading.SourceError(
+                f"{source} is the {named} release, given as {name} ({given}): pass it as {wanted}"
+            )
     sources = {name: read_source(name, s) for name, s in given.items()}  # a bad source fails before writing
     report = reading.BuildReport("pearl", "; ".join(f"{n}={s.origin}" for n, s in sources.items()), str(out_dir))
     breakdown: dict[str, dict[str, Counter[str]]] = {}
