@@ -274,13 +274,22 @@ def _csv_rows(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
 
 
+def _png(name: str) -> bytes:
+    """A real PNG per image name (the builder decodes every image), its colour from the name."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 6), tuple(name.encode()[:3].ljust(3, b"0"))).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 def _hub_release(folder: Path, rows: list[dict[str, str]], domains: list[str], curricula: list[str]) -> Path:
     """Rows in the HF release's schema (``MBZUAI/ARB``: image, question, answer, choices, steps, domain, Curriculum)."""
     import pyarrow as pa
 
     table = pa.table(
         {
-            "image": [{"bytes": b"\x89PNG fake " + r["image_path"].encode(), "path": r["image_path"]} for r in rows],
+            "image": [{"bytes": _png(r["image_path"]), "path": r["image_path"]} for r in rows],
             "question": [r["question"] for r in rows],
             "answer": [r["answer"] for r in rows],
             "choices": [r["choices"] for r in rows],
@@ -315,7 +324,7 @@ def test_builder_reads_the_hub_release_and_takes_ids_from_the_csv(tmp_path):
     assert report.rows_written == 3 and set(rows) == {"ocr_b1.png", "ocr_b10.png", "Chart_44.png"}
     assert [rows[i]["curriculum"] for i in ("ocr_b1.png", "ocr_b10.png")] == ["نصي/جزئي", "حسابي"]
     assert rows["ocr_b1.png"]["curriculum_source"] == "release" and rows["ocr_b10.png"]["domain"] == "cdt"
-    assert rows["ocr_b1.png"]["image"]["bytes"] == b"\x89PNG fake ocr_b1.png"
+    assert rows["ocr_b1.png"]["image"]["bytes"] == _png("ocr_b1.png")
     # the CSV's model outputs go to the predictions file, under the joined ids (README: "--csv ... writes")
     predictions = _predictions(tmp_path / "out")
     assert [p["id"] for p in predictions] == ["ocr_b1.png", "ocr_b10.png", "Chart_44.png"]
@@ -364,7 +373,7 @@ def test_hub_rows_join_the_csv_on_question_answer_and_steps_not_the_question(tmp
     authors = [r["image_id"] for r in head if r["question"].strip() == "من هو مؤلف هذا الكتاب؟"]
     assert len(authors) == 6 and all(rows[i]["answer"] == next(r["answer"] for r in head if r["image_id"] == i)
                                      for i in authors)  # fmt: skip
-    assert rows["ocr_b14.jpg"]["image"]["bytes"] == b"\x89PNG fake ocr_b14.jpg"
+    assert rows["ocr_b14.jpg"]["image"]["bytes"] == _png("ocr_b14.jpg")
     assert rows["Chart_32.png"]["domain"] == "cdt" and rows["Chart_32.png"]["domain_raw"] == ""  # from the joined id
     assert report.stats["ids_from_csv"] == 30 and report.stats["ids_not_joined_ambiguous"] == 1
     assert report.stats["ids_not_joined_no_csv_row"] == 1 and report.stats["csv_rows_without_hub_row"] == 2

@@ -35,14 +35,19 @@ from arab_mm_tasks.arb.prompt import choices_in_question
 from arab_mm_tasks.arb.released import compose_response
 from dataset_builders.arb.card import render_arb_card
 from dataset_builders.arb.parsing import FieldError, parse_choices, parse_steps
-from dataset_builders.arb.source import CSV_CATEGORY, HUB_REPO, Source, SourceError, read_csv, read_hub
+from dataset_builders.arb.source import CSV_CATEGORY, HUB_REPO, ROW_PROBLEM, Source, SourceError, read_csv, read_hub
 from dataset_builders.core import hub, reading
+from dataset_builders.core.paths import inside, safe_file_name
+from dataset_builders.gimmick.source import image_value  # the shared release readers' media check
 
 logger = logging.getLogger(__name__)
 
 SPLIT = "test"  # the HF release's only split is `train`; ARB is an evaluation set
 RELEASE_COUNTS = {"hub": 1355, "csv": 1356}
 OnBadRecords = Literal["error", "warn", "skip"]
+# Rows arrive in source order, every domain's config open at once, each holding up to a row group: a
+# 100 MB budget shared by the 11 domains (~500 KB images) keeps what is held flat in the rows read.
+WRITE_POLICY = hub.ShardPolicy(group_bytes=hub.DEFAULT_POLICY.group_bytes // len(DOMAIN_KEYS))
 _STR = Value("string")
 FEATURES = Features(
     {
@@ -123,18 +128,20 @@ def gold_row(record: Mapping[str, Any], rid: str, kind: str, stats: Counter[str]
 
 
 def _image(record: Mapping[str, Any], rid: str, kind: str, images_dir: Path | None) -> dict[str, Any] | None:
+    """The row's image as released, decoded once as the tasks will (`image_value`, the builders' shared check).
+
+    Hub rows carry bytes (a struct naming only a path has no folder to resolve it in); CSV rows name
+    a file by ``image_path``, resolved inside ``images_dir`` (`resolve_inside`).
+    """
     if kind == "hub":
         image = record.get("image")
-        if not isinstance(image, Mapping) or not image.get("bytes"):
+        if isinstance(image, Mapping) and image.get("bytes") is None and not image.get("path"):
             raise ArbRecordError(rid, "image", "has no image bytes")
-        return {"bytes": image["bytes"], "path": image.get("path")}
+        return image_value(image, base_dir=None, record=rid, field="image")
     if images_dir is None:
         return None
     name = _text(record, "image_path", rid)
-    file = images_dir / name
-    if not file.is_file():
-        raise ArbRecordError(rid, "image_path", f"names {name!r}, which is not in {images_dir}")
-    return {"bytes": file.read_bytes(), "path": name}
+    return {**image_value(name, base_dir=images_dir, record=rid, field="image_path"), "path": name}
 
 
 def join_key(record: Mapping[str, Any]) -> str:
@@ -210,7 +217,7 @@ def build(
     csv_ids = CsvIds(csv_source) if source.kind == "hub" and csv_source is not None else None
     seen: set[str] = set()
     written: dict[int, tuple[str, str]] = {}  # CSV row index -> (id, domain) of the row written for it
-    with hub.HubFolderWriter(out_dir, SPLIT) as writer:
+    with hub.HubFolderWriter(out_dir, SPLIT, WRITE_POLICY) as writer:
         for index, record in enumerate(_progress(source)):
             report.rows_read += 1
             if csv_ids is not None:
@@ -220,11 +227,13 @@ def build(
                 csv_index = index if source.kind == "csv" else None
             rid = f"{source.kind} row {index} ({row_id})"
             try:
+                if ROW_PROBLEM in record:
+                    raise ArbRecordError(rid, None, record[ROW_PROBLEM])
                 if row_id in seen:
                     raise ArbRecordError(rid, "image_id", f"repeats id {row_id!r} of an earlier row")
                 row = {"id": row_id, **gold_row(record, rid, source.kind, stats, image_id=row_id)}
                 row["image"] = _image(record, rid, source.kind, images)
-            except ArbRecordError as error:
+            except reading.BadRecord as error:  # ours, and the shared media check's
                 report.skip_or_raise(error, on_bad_records)
                 continue
             seen.add(row_id)
@@ -290,7 +299,12 @@ def write_predictions(out_dir: Path, csv_source: Source, written: Mapping[int, t
         return
     folder = out_dir / hub.PREDICTIONS_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    streams = {model: (folder / f"{model}.jsonl").open("w", encoding="utf-8") for model in csv_source.models}
+    # A model name comes from a CSV header (`/abs/dir/PWNED-steps`): one safe file name, checked inside --out.
+    files = {
+        model: inside(out_dir, folder / f"{safe_file_name(model, what='model name')}.jsonl")
+        for model in csv_source.models
+    }
+    streams = {model: file.open("w", encoding="utf-8") for model, file in files.items()}
     try:
         for index, record in enumerate(csv_source):
             if index in written:

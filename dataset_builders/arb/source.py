@@ -16,11 +16,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pyarrow.parquet as pq
 
 from dataset_builders.core import reading
+from dataset_builders.core.paths import safe_file_name
 
 HUB_REPO = "MBZUAI/ARB"
 CSV_CATEGORY = "category "  # sic: the released header has a trailing space
@@ -44,31 +45,125 @@ class Source:
         return self.records()
 
 
-def _open_text(path: Path):
-    if path.suffix == ".xz":
-        return lzma.open(path, "rt", encoding="utf-8", newline="")
-    return path.open(encoding="utf-8", newline="")
+# csv's default cell limit is 131,072 characters; the longest released cell is a few thousand. A cell
+# over this bound is reported (file, row), never read into memory whole by accident of a missing quote.
+MAX_CELL_CHARS = 4 * 2**20
+ROW_PROBLEM = "\x00row problem"  # key of a record whose row is malformed (no CSV header can hold NUL: checked)
+_BOMS = {b"\xff\xfe": "UTF-16 (little-endian)", b"\xfe\xff": "UTF-16 (big-endian)"}
+
+
+class _Lines:
+    """A CSV file's lines as text, one line decoded at a time so a decoding fault names its own line.
+
+    Remembers the last line (a file cut between cells ends without a newline); ``row`` is the index of
+    the row being read, kept by `csv_rows` (-1: the header).
+    """
+
+    def __init__(self, raw: IO[bytes], path: Path) -> None:
+        self.raw, self.path, self.number, self.last, self.row = raw, path, 0, "\n", -1
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self.raw:
+            self.number += 1
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as err:
+                cut = (
+                    ": the file ends inside a character, it is cut"
+                    if err.end == len(line) and b"\n" not in line
+                    else ""
+                )
+                raise SourceError(
+                    f"{self.path}: line {self.number} ({_where(self.row)}) is not UTF-8 text ({err.reason} at byte "
+                    f"{err.start} of the line){cut}"
+                ) from None
+            self.last = text.removeprefix("\ufeff") if self.number == 1 else text  # a BOM, as Excel writes one
+            yield self.last
+
+
+def _binary(path: Path) -> IO[bytes]:
+    return lzma.open(path, "rb") if path.suffix == ".xz" else path.open("rb")
+
+
+def csv_rows(path: Path) -> Iterator[list[str]]:
+    """The rows of an ARB CSV (header first, blank lines left out), each file-level fault one `SourceError`.
+
+    Named by file and row (``csv row N``, the data row's index, as the builder names records):
+    text that is not UTF-8 (UTF-16, Latin-1, a character split by a cut), EOF inside a quoted field
+    (csv reads that silently as a shorter last cell), a last row with fewer cells and no final
+    newline (a cut between cells), a cell over `MAX_CELL_CHARS`, and a cut or corrupt ``.xz``.
+    """
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CELL_CHARS))
+    with _binary(path) as raw:
+        lines = _Lines(raw, path)
+        try:
+            bom = _BOMS.get(raw.read(2))
+            if bom is not None:
+                raise SourceError(f"{path}: is {bom} text, not UTF-8: save it as UTF-8")
+            raw.seek(0)
+            width, held = 0, None  # the header's width; the row read last, yielded once the next one is read
+            for fields in csv.reader(lines, strict=True):
+                if fields:
+                    if held is not None:
+                        yield held
+                    width, held = width or len(fields), fields
+                    lines.row += 1
+            if held is not None and lines.row > 0 and len(held) < width and not lines.last.endswith(("\n", "\r")):
+                raise SourceError(
+                    f"{path}: {_where(lines.row - 1)} has {len(held)} of the header's {width} cells and the file ends "
+                    "there without a newline: it is cut"
+                )
+            if held is not None:
+                yield held
+        except csv.Error as err:
+            raise SourceError(f"{path}: line {lines.number} ({_where(lines.row)}): {_csv_problem(str(err))}") from None
+        except (lzma.LZMAError, EOFError) as err:
+            raise SourceError(f"{path}: the .xz stream is cut or corrupt after line {lines.number} ({err})") from None
+
+
+def _where(row: int) -> str:
+    return "the header" if row < 0 else f"csv row {row}"
+
+
+def _csv_problem(message: str) -> str:
+    if "field larger than field limit" in message:
+        return f"a cell is over {MAX_CELL_CHARS:,} characters, more than any ARB field"
+    if "unexpected end of data" in message:
+        return "the file ends inside a quoted cell: it is cut"
+    return f"not valid CSV ({message})"
+
+
+def _records(path: Path, header: list[str]) -> Iterator[dict[str, Any]]:
+    """The data rows as dicts by header; a row of another width carries `ROW_PROBLEM` (a bad record)."""
+    rows = csv_rows(path)
+    next(rows, None)
+    for fields in rows:
+        record: dict[str, Any] = dict(zip(header, fields, strict=False))
+        if len(fields) != len(header):
+            record[ROW_PROBLEM] = f"has {len(fields)} cells, the header has {len(header)}"
+        yield record
 
 
 def read_csv(path: str | os.PathLike[str]) -> Source:
-    """The authors' CSV (or its .xz), header checked before any row is read."""
+    """The authors' CSV (or its .xz), read through once here (header, file-level faults, row count)."""
     file = Path(path).expanduser()
     if not file.is_file():
         raise SourceError(f"{file}: no such CSV file")
-    with _open_text(file) as stream:
-        header = next(csv.reader(stream), [])
+    num_rows = -1
+    header: list[str] = []
+    for fields in csv_rows(file):
+        header = header or fields
+        num_rows += 1
     missing = [c for c in CSV_REQUIRED if c not in header]
     if missing:
         raise SourceError(f"{file}: not ARB's CSV release, columns {missing} missing (it has {header})")
+    repeated = sorted({c for c in header if header.count(c) > 1 or "\x00" in c})
+    if repeated:
+        raise SourceError(f"{file}: the header repeats (or holds a NUL in) columns {repeated}")
     models = sorted({m["model"] for c in header if (m := MODEL_COLUMN.match(c))})
-
-    def records() -> Iterator[dict[str, Any]]:
-        with _open_text(file) as stream:
-            yield from csv.DictReader(stream)
-
-    with _open_text(file) as stream:  # a few MB of text: counted once, for the progress bar's total
-        num_rows = sum(1 for row in csv.reader(stream) if row) - 1  # DictReader skips blank lines too
-    return Source("csv", str(file), records, models, num_rows)
+    for model in models:
+        safe_file_name(model, what=f"{file}: the model name of columns {model + '-steps'!r}/{model + '-answers'!r}")
+    return Source("csv", str(file), lambda: _records(file, header), models, num_rows)
 
 
 def read_hub(source: str) -> Source:

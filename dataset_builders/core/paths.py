@@ -20,7 +20,7 @@ import os
 import unicodedata
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from dataset_builders.core.reading import BadRecord
+from dataset_builders.core.reading import BadRecord, SourceError
 
 # A file system takes 255 bytes a name; a derived name leaves room for its suffix (``.jsonl``) and a temporary one.
 MAX_DERIVED_NAME_BYTES = 200
@@ -89,7 +89,7 @@ def is_file(file: Path) -> bool:
 
 
 def safe_file_name(name: str, *, what: str) -> str:
-    """`name` (from release data) as one file name; `ValueError` naming `what` when it cannot be one.
+    """`name` (from release data) as one file name; a `SourceError` naming `what` when it cannot be one.
 
     Separators, ``%``, Windows' reserved characters, control and format characters, and a leading
     dot (``.``, ``..``, hidden files) are written ``%XX`` (their UTF-8 bytes), so ``../../x`` is
@@ -97,13 +97,13 @@ def safe_file_name(name: str, *, what: str) -> str:
     are joined to, distinct for distinct names (``%`` itself is escaped).
     """
     if not name or not name.strip():
-        raise ValueError(f"{what} is {name!r}: an empty name cannot name a file")
+        raise SourceError(f"{what} is {name!r}: an empty name cannot name a file")
     escaped = "".join(
         _escape(char) if char in _ESCAPED or unicodedata.category(char)[0] == "C" or (i == 0 and char == ".") else char
         for i, char in enumerate(name)
     )
     if len(escaped.encode("utf-8")) > MAX_DERIVED_NAME_BYTES:
-        raise ValueError(
+        raise SourceError(
             f"{what} is {name!r:.80}...: too long to name a file ({len(escaped.encode('utf-8'))} bytes as a file "
             f"name, at most {MAX_DERIVED_NAME_BYTES})"
         )
@@ -118,5 +118,5 @@ def inside(out_dir: str | os.PathLike[str], file: str | os.PathLike[str]) -> Pat
     """`file`, after checking that it resolves inside `out_dir` (the last check before writing it)."""
     target = Path(file).resolve()
     if not target.is_relative_to(Path(out_dir).resolve()):
-        raise ValueError(f"refusing to write {file}: it is outside the output folder {out_dir}")
+        raise SourceError(f"refusing to write {file}: it is outside the output folder {out_dir}")
     return Path(file)
