@@ -195,7 +195,7 @@ def test_every_accepted_video_value(clips, tmp_path, backend):
         {"bytes": None, "path": str(path)},
     ]
     for value in values:
-        assert video_frames(value, record=RECORD, backend=backend).timestamps == [0.0, 1.0, 2.0, 3.0]
+        assert video_frames(value, record=RECORD, backend=backend, local_files=True).timestamps == [0.0, 1.0, 2.0, 3.0]
 
 
 def test_datasets_video_and_image_columns_round_trip(clips, tmp_path):
@@ -228,7 +228,7 @@ BAD_VIDEOS = {
     "png as video": (lambda clips: image_bytes(make_image(1)), "PNG image, not a video"),
     "jpeg as video": (lambda clips: image_bytes(make_image(1), "JPEG"), "JPEG image, not a video"),
     "audio only": (lambda clips: _audio_only_mp4(), "video stream"),
-    "missing path": (lambda clips: "/nonexistent/clip.mp4", "not a file"),
+    "missing path": (lambda clips: "/nonexistent/clip.mp4", "no local file is opened"),
     "none": (lambda clips: None, "missing"),
     "empty dict": (lambda clips: {"bytes": None, "path": None}, "missing"),
     "wrong type": (lambda clips: 3.5, "is a float"),
@@ -256,7 +256,7 @@ def test_every_accepted_image_value_gives_the_same_rgb_pixels(tmp_path):
     values = [picture, png, str(tmp_path / "a.png"), tmp_path / "a.png", {"bytes": png, "path": None}]
     values += [{"bytes": None, "path": str(tmp_path / "a.png")}, Image.open(io.BytesIO(png)), picture.convert("RGBA")]
     for value in values:
-        image = load_image(value, record=RECORD)
+        image = load_image(value, record=RECORD, local_files=True)
         assert image.mode == "RGB" and np.array_equal(np.asarray(image), np.asarray(picture))
 
 
@@ -279,7 +279,7 @@ def test_other_modes_become_rgb_and_transparency_becomes_white():
         (image_bytes(make_image(3))[:200], "not a readable image"),  # truncated PNG: fails on decode, not open
         (b"", "empty bytes"),
         (None, "missing"),
-        ("/nonexistent/a.png", "not a file"),
+        ("/nonexistent/a.png", "no local file is opened"),
         (12, "is a int"),
     ],
 )

@@ -10,6 +10,13 @@ or, in a harness's documents, references to where the bytes are stored (`{"bytes
 Everything is decoded here, eagerly, so a broken record fails with a `MediaError` naming the
 record and field instead of deep inside a model. The frame rule is in `video_frames`.
 
+A record reads only its own dataset's bytes (docs/security.md, "Task-time media and local builds"):
+a value may hold its bytes, or be a reference that `media_refs` made into the Arrow files of a
+dataset loaded in this process; a path (a string, a `Path`, or a dict with a path and no bytes) is
+never opened, since a tampered build could name any local file and have it shown to the model.
+That is the default of every function here, so every task of every benchmark, in both harnesses,
+gets it. Code reading its own files (not a record's values) says so with ``local_files=True``.
+
 With ``lazy=True`` (what task renderers ask for) the images returned hold no pixels: they are
 `arab_mm_tasks.core.lazy_image.LazyImage`s that decode the record's bytes again when a model
 uses them, to the same pixels, and drop them soon after. Harnesses build every request before
@@ -75,16 +82,19 @@ class VideoFrames:
     backend: str
 
 
-def _raw(value: Any, *, record: str, field: str) -> bytes | Path | StoredBytes:
-    """The bytes, the path or the stored byte range (`media_refs`) a media value points at.
+def _raw(value: Any, *, record: str, field: str, local_files: bool = False) -> bytes | Path | StoredBytes:
+    """The bytes, the stored byte range (`media_refs`) or, with `local_files`, the path a media value points at.
 
-    In a dict, bytes win, then a ``stored_at`` range, then the path.
+    In a dict, bytes win, then a ``stored_at`` range, then the path. Without `local_files` a path is
+    refused: a record's media come from its dataset, never from the local filesystem.
     """
     if isinstance(value, dict):
         if value.get("bytes") is None and value.get(REF_FIELD) is not None:
-            stored = StoredBytes.parse(value[REF_FIELD])
+            stored = StoredBytes.parse(value[REF_FIELD]) if isinstance(value[REF_FIELD], str) else None
             if stored is None:
-                raise MediaError(record, field, f"has {REF_FIELD}={value[REF_FIELD]!r}, not a byte range of a file")
+                raise MediaError(
+                    record, field, f"has {REF_FIELD}={value[REF_FIELD]!r:.200}, not a byte range of a file"
+                )
             value = stored
         else:
             value = value.get("bytes") if value.get("bytes") is not None else value.get("path")
@@ -95,8 +105,15 @@ def _raw(value: Any, *, record: str, field: str) -> bytes | Path | StoredBytes:
             raise MediaError(record, field, "holds empty bytes")
         return bytes(value)
     if isinstance(value, str | Path):
+        if not local_files:
+            raise MediaError(
+                record,
+                field,
+                f"names the file {str(value)!r:.200} instead of holding its bytes: a record's media are read "
+                "only from its own dataset, so no local file is opened",
+            )
         if not Path(value).is_file():
-            raise MediaError(record, field, f"points at {str(value)!r}, which is not a file")
+            raise MediaError(record, field, f"points at {str(value)!r:.200}, which is not a file")
         return Path(value)
     if value is None:
         raise MediaError(record, field, "is missing (None, or a dict with neither bytes nor path)")
@@ -122,23 +139,31 @@ def png_bytes(image: Image.Image | bytes) -> bytes:
     return buffer.getvalue()
 
 
-def load_image(value: Any, *, record: str, field: str = "image", lazy: bool = False) -> Image.Image:
+def load_image(
+    value: Any, *, record: str, field: str = "image", lazy: bool = False, local_files: bool = False
+) -> Image.Image:
     """An RGB PIL image from a PIL image, bytes, a path, or a `{"bytes", "path"}` dict (or a reference, see `_raw`).
 
     Pixels are decoded here (PIL opens lazily), so truncated or corrupt data raises `MediaError` now.
     With `lazy`, an image given as bytes, a path or a stored range comes back as a `LazyImage` that
     keeps that (bytes by reference, not a copy) and decodes it again when used; a PIL image given is
-    returned as without `lazy`, since its pixels are held by the caller anyway.
+    returned as without `lazy`, since its pixels are held by the caller anyway. A path is read only
+    with `local_files` (the caller's own file, never a record's value: see the module docstring).
     """
     if lazy and not isinstance(value, Image.Image):
-        raw = _raw(value, record=record, field=field)
+        raw = _raw(value, record=record, field=field, local_files=local_files)
         decode = functools.partial(_decoded_images, raw, record, field)
         return lazy_images(decode, decode())[0]
     try:
         if isinstance(value, Image.Image):
             value.load()
             return _rgb(value)
-        raw = _read(_raw(value, record=record, field=field), record=record, field=field, whole_file=False)
+        raw = _read(
+            _raw(value, record=record, field=field, local_files=local_files),
+            record=record,
+            field=field,
+            whole_file=False,
+        )
         with Image.open(io.BytesIO(raw) if isinstance(raw, bytes) else raw) as image:
             image.load()
             return _rgb(image)
@@ -159,17 +184,23 @@ def _read(raw: bytes | Path | StoredBytes, *, record: str, field: str, whole_fil
 
 
 def _decoded_images(raw: bytes | Path | StoredBytes, record: str, field: str) -> list[Image.Image]:
-    """`load_image` of bytes or a path, as a one-image list: a `LazyImage`'s decode."""
-    return [load_image(raw, record=record, field=field)]
+    """`load_image` of what `_raw` gave (a path only where it allowed one), as a one-image list: a `LazyImage`'s
+    decode."""
+    return [load_image(raw, record=record, field=field, local_files=isinstance(raw, Path))]
 
 
-def load_images(values: Any, *, record: str, field: str = "images", lazy: bool = False) -> list[Image.Image]:
+def load_images(
+    values: Any, *, record: str, field: str = "images", lazy: bool = False, local_files: bool = False
+) -> list[Image.Image]:
     """`load_image` for each item; an empty list is an error, since a multi-image prompt needs an image."""
     if not isinstance(values, list | tuple):
         raise MediaError(record, field, f"is a {type(values).__name__}, expected a list of images")
     if not values:
         raise MediaError(record, field, "is an empty list; a multi-image prompt needs at least one image")
-    return [load_image(value, record=record, field=f"{field}[{i}]", lazy=lazy) for i, value in enumerate(values)]
+    return [
+        load_image(value, record=record, field=f"{field}[{i}]", lazy=lazy, local_files=local_files)
+        for i, value in enumerate(values)
+    ]
 
 
 def _select(times: Sequence[float], fps: float, max_frames: int | None) -> tuple[list[int], float]:
@@ -360,6 +391,7 @@ def video_frames(
     max_side: int | None = None,
     backend: str | None = None,
     lazy: bool = False,
+    local_files: bool = False,
 ) -> VideoFrames:
     """Frames of a clip at `fps` (GIMMICK: 1 per second), as RGB images with their presentation times.
 
@@ -381,6 +413,7 @@ def video_frames(
         backend: "pyav" or "decord"; None = `DEFAULT_VIDEO_BACKEND` (PyAV where decord is missing).
         lazy: return `LazyImage` frames, which keep the clip's bytes (by reference), its path or its
             stored range, and decode the clip again, with the same settings and backend, when one is used.
+        local_files: read a path (the caller's own file); a record's value never is (module docstring).
     Raises:
         MediaError: no bytes or file, not a video, no video stream or frame, a clip truncated (fewer
             frames, or a shorter span, than its container promises), or undecodable data.
@@ -390,7 +423,7 @@ def video_frames(
     name = backend or _default_backend()
     if name not in _BACKENDS:
         raise ValueError(f"unknown video backend {name!r}; choose from {sorted(_BACKENDS)}")
-    raw = _raw(value, record=record, field=field)
+    raw = _raw(value, record=record, field=field, local_files=local_files)
     data = _read(raw, record=record, field=field)
     kind = next((label for magic, label in _IMAGE_MAGIC.items() if data.startswith(magic)), None)
     if kind and not (kind == "WEBP" and data[8:12] != b"WEBP"):
@@ -408,6 +441,7 @@ def video_frames(
             image.thumbnail((max_side, max_side), Image.Resampling.BICUBIC)
     if lazy:
         again = dict(record=record, field=field, fps=fps, max_frames=max_frames, max_side=max_side, backend=name)
+        again["local_files"] = isinstance(raw, Path)
         decode = functools.partial(_frames_again, raw, again, len(images))
         images = lazy_images(decode, images)
     return VideoFrames(images=images, timestamps=timestamps, duration=duration, backend=name)

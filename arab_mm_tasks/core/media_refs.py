@@ -14,6 +14,12 @@ after, so a pending request holds a few hundred bytes per image.
 
 Where that is not possible, a column is left as it was (its bytes in every row): a dataset held in
 memory, or a system without ``/proc/self/maps`` (not Linux).
+
+A reference is data in a record, and a record is untrusted (a tampered build can write any
+``stored_at`` string). So a reference is read only if it points into bytes this module itself made
+references to: the media columns' byte spans of the Arrow files of the datasets loaded in this
+process (`by_reference` registers them). Any other file, or a range outside those spans, is refused
+(`ForeignBytes`) and never opened.
 """
 
 from __future__ import annotations
@@ -53,22 +59,56 @@ class StoredBytes:
         return match and cls(match["path"], int(match["start"]), int(match["stop"]))
 
     def read(self) -> bytes:
-        """The bytes, read with one `os.pread` (from the file opened when the reference was made, if it was)."""
-        fd = _OPEN.get(self.path)
-        if fd is not None:
-            data = os.pread(fd, self.stop - self.start, self.start)
-        else:
-            with open(self.path, "rb") as file:
-                data = os.pread(file.fileno(), self.stop - self.start, self.start)
+        """The bytes, read with one `os.pread` from the file opened when the reference was made.
+
+        Raises `ForeignBytes` (an `OSError`) for a range `by_reference` did not make: a file no dataset
+        of this process stores media in, or bytes outside its media. Nothing else is ever opened.
+        """
+        fd = _checked(self)
+        data = os.pread(fd, self.stop - self.start, self.start)
         if len(data) != self.stop - self.start:
             raise OSError(f"{self} holds {len(data)} bytes, not {self.stop - self.start}: the file is shorter")
         return data
 
 
+class ForeignBytes(OSError):
+    """A reference to bytes that no dataset loaded in this process stores as media: refused, never read."""
+
+
 # Arrow files that references point into, open for reading: a file the `datasets` cache replaces or
 # deletes later is still read as it was mapped.
 _OPEN: dict[str, int] = {}
+# For each of those files, the spans (start, stop) of media bytes that references were made to: what a
+# reference may read. One span per column chunk, so this stays small however many rows a dataset has.
+_SPANS: dict[str, list[tuple[int, int]]] = {}
 _LOCK = threading.Lock()
+
+
+def _register(refs: list[StoredBytes]) -> None:
+    """Allow reading the bytes `refs` cover (one chunk's values): one span per file, from its first to last byte."""
+    by_file: dict[str, tuple[int, int]] = {}
+    for ref in refs:
+        low, high = by_file.get(ref.path, (ref.start, ref.stop))
+        by_file[ref.path] = (min(low, ref.start), max(high, ref.stop))
+    with _LOCK:
+        for path, span in by_file.items():
+            spans = _SPANS.setdefault(path, [])
+            if span not in spans:
+                spans.append(span)
+
+
+def _checked(ref: StoredBytes) -> int:
+    """The open file descriptor `ref` reads from, if `ref` lies inside media bytes `by_reference` registered."""
+    with _LOCK:
+        fd, spans = _OPEN.get(ref.path), _SPANS.get(ref.path, [])
+    if fd is None or not spans:
+        raise ForeignBytes(
+            f"{ref.path!r:.300} is not an Arrow file of a dataset loaded in this process: "
+            "a record may only use its own dataset's bytes"
+        )
+    if not any(low <= ref.start <= ref.stop <= high for low, high in spans):
+        raise ForeignBytes(f"bytes {ref.start}-{ref.stop} of {ref.path} lie outside the media stored in that file")
+    return fd
 
 
 @dataclass(frozen=True)
@@ -130,6 +170,7 @@ def _references(values: pa.StructArray, maps: list[_Mapping]) -> pa.StructArray 
     for ref, address in probes[:1] + probes[-1:]:
         if not _reads_back(ref, address):
             return None
+    _register([ref for ref, _ in probes])
     return pa.StructArray.from_arrays(
         [pa.nulls(len(values), data.type), paths, pa.array(stored, pa.string())],
         names=["bytes", "path", REF_FIELD],

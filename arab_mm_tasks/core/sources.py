@@ -86,7 +86,8 @@ class DatasetSource:
         get_benchmark(benchmark)  # an unknown benchmark fails here, with the known names
         folder = Path(path).expanduser()
         if path.startswith((".", "/", "~")) and not folder.is_dir():
-            raise DataSourceError(f"{benchmark}: dataset folder {path!r} does not exist")
+            what = "is a file, not a dataset folder" if folder.exists() else "does not exist"
+            raise DataSourceError(f"{benchmark}: dataset folder {path!r} {what}")
         return cls(str(folder.resolve()) if folder.is_dir() else path, revision)
 
     @classmethod
@@ -173,11 +174,12 @@ def ensure_built(source: DatasetSource, config: str) -> Path:
         try:
             report = bench.builder_module().build_release(part.name, partial, source.revision)
         except ReleaseUnavailable as err:
-            raise DataSourceError(f"{bench.title}: {err}. {_local_hint(bench)}") from None
+            raise DataSourceError(f"{bench.title}: {err}. {local_build_hint(bench.name, part.name)}") from None
         except Exception as err:  # a bad record or an unreadable release: the build's own one-line reason
             first_line = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise DataSourceError(
-                f"{bench.title}: building {repos} failed: {first_line}. {_local_hint(bench)}"
+                f"{bench.title}: building {repos} failed: {first_line}. "
+                f"{local_build_hint(bench.name, part.name, bad_records=True)}"
             ) from err
         finally:
             if not (partial / "README.md").is_file():
@@ -203,11 +205,73 @@ def release_source_at(path: str, revision: str | None = None) -> DatasetSource |
     return None
 
 
-def _local_hint(bench: Benchmark) -> str:
-    return (
-        f"Or build a local copy with `arab-mm-tasks build {bench.name} --out DIR` and pass "
-        f'--metadata \'{{"{bench.path_key}": "DIR"}}\' (lighteval: --dataset-path {bench.name}=DIR)'
+def local_build_hint(benchmark: str, part: str | None = None, *, bad_records: bool = False) -> str:
+    """What works when the Hub cannot serve a benchmark's release: one sentence (or two), for messages.
+
+    Building from the Hub (`arab-mm-tasks build <b> --out DIR`) needs the Hub too, so the route named
+    is a build from a local copy of the release, with the builder's own option for the `part` (all
+    parts when None), then a run pointed at the build in each harness's form. `bad_records`: the
+    release was had but a record stopped the build, so the fix is a build that skips bad records.
+    """
+    bench = get_benchmark(benchmark)
+    run_on = _run_on(bench)
+    if bad_records:
+        return (
+            f"To build it skipping bad records (each one counted in the build's report): "
+            f"`arab-mm-tasks build {bench.name} --on-bad-records skip --out DIR`, {run_on}"
+        )
+    return f"Without the Hub, {_build_from_copy(bench, part)}, {run_on}"
+
+
+def _build_from_copy(bench: Benchmark, part: str | None) -> str:
+    """ "build from a local copy of the release (...): `arab-mm-tasks build <b> <option> COPY --out DIR`"."""
+    parts = [p for p in bench.release.parts if part is None or p.name == part]
+    flags = _source_options(bench)
+    numbered = len(parts) > 1
+    sources = " ".join(f"{flags.get(p.name, '--source')} COPY{i + 1 if numbered else ''}" for i, p in enumerate(parts))
+    repos = [repo for p in parts for repo in p.repos]
+    download = " and ".join(
+        f"`hf download {repo} --repo-type dataset --local-dir COPY{i + 1 if numbered else ''}`"
+        for i, repo in enumerate(repos)
     )
+    return (
+        f"build from a local copy of the release ({', '.join(repos)}, fetched where the Hub is reachable, "
+        f"e.g. with {download}): `arab-mm-tasks build {bench.name} {sources} --out DIR`"
+    )
+
+
+def _run_on(bench: Benchmark) -> str:
+    """How each entry point is pointed at a local build in DIR (ends the hints, so nothing follows a quote)."""
+    return (
+        f'then point the run at DIR: lm_eval --metadata \'{{"{bench.path_key}": "DIR"}}\', '
+        f"arab-mm-lighteval --dataset-path {bench.name}=DIR, or arab-mm-tasks evaluate --dataset-path {bench.name}=DIR."
+    )
+
+
+def _local_hint(bench: Benchmark) -> str:
+    """`local_build_hint` for every part of `bench` (kept for callers that have the benchmark only)."""
+    return local_build_hint(bench.name)
+
+
+def _source_options(bench: Benchmark) -> dict[str, str]:
+    """Release part -> the builder's command-line option that takes a local copy of it.
+
+    Read from the builder's own parser: the option whose help names the part's Hub repo (ArabCulture
+    and JEEM ``--source``, GIMMICK ``--sivqa`` / ``--coqa``, Pearl ``--pearl`` / ``--pearl-lite`` /
+    ``--pearl-x``, ARB ``--hub``), so a builder's options are written once, in the builder.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(add_help=False)
+    bench.builder_module().add_arguments(parser)
+    found: dict[str, str] = {}
+    for part in bench.release.parts:
+        for action in parser._actions:
+            named = any(re.search(rf"(?<![\w/-]){re.escape(repo)}(?![\w-])", action.help or "") for repo in part.repos)
+            if action.option_strings and named:
+                found[part.name] = max(action.option_strings, key=len)
+                break
+    return found
 
 
 # ------------------------------------------------------------------------------------ loading
@@ -291,22 +355,32 @@ def load_split(source: DatasetSource, config: str, split: str, benchmark: str | 
     try:
         return datasets.load_dataset(path, config, split=split, revision=revision, cache_dir=cache_dir)
     except (ConnectionError, OSError) as err:  # datasets' and huggingface_hub's Hub errors are both
-        raise _hub_error(source, err, benchmark or source.benchmark) from err
+        raise _hub_error(source, err, benchmark or source.benchmark, config) from err
 
 
-def _hub_error(source: DatasetSource, err: Exception, benchmark: str | None) -> DataSourceError:
-    """One line for a published or named repo that cannot be read."""
+def _hub_error(
+    source: DatasetSource, err: Exception, benchmark: str | None, config: str | None = None
+) -> DataSourceError:
+    """One line for a published or named repo that cannot be read, saying what works instead."""
     from huggingface_hub.errors import GatedRepoError
 
     text = str(err)
-    hint = f" {_local_hint(get_benchmark(benchmark))}" if benchmark else ""
     if isinstance(err, GatedRepoError) or "gated" in text.lower():
         return DataSourceError(
             f"{source.path} is gated: accept its conditions at https://huggingface.co/datasets/{source.path}, "
             "then log in (`hf auth login` or HF_TOKEN)"
         )
     if "Couldn't reach" in text or "offline" in text.lower() or isinstance(err, ConnectionError):
-        return DataSourceError(f"cannot reach {source.path} on the Hub (offline, or HF_HUB_OFFLINE=1).{hint}")
+        message = f"cannot reach {source.path} on the Hub (offline, or HF_HUB_OFFLINE=1)."
+        if benchmark:
+            bench = get_benchmark(benchmark)
+            part = bench.release.part_of(config) if config else None
+            message += (
+                f" Without the Hub, fetch it as DIR where the Hub is reachable (`hf download {source.path} "
+                f"--repo-type dataset --local-dir DIR`) or {_build_from_copy(bench, part.name if part else None)}, "
+                f"{_run_on(bench)}"
+            )
+        return DataSourceError(message)
     return DataSourceError(f"cannot load {source.path}: {text.splitlines()[0] if text else type(err).__name__}")
 
 
