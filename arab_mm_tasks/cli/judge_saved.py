@@ -234,7 +234,7 @@ def judge_saved(
         set_saved_images(None)
     summary = JudgeSummary.total(summaries).to_dict()
     report = {"results": results, "judge": config.to_dict(), "summary": summary}
-    (out / "results_judged.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    (out / "results_judged.json").write_text(_dumps(report, indent=2) + "\n", "utf-8")
     return report
 
 
@@ -325,9 +325,20 @@ def _sample_id(run: SavedRun, index: int) -> str:
 
 def _write(run: SavedRun, target: Path) -> None:
     if run.harness in ("lm-eval", "log"):
-        lines = [json.dumps(record, ensure_ascii=False) for record in run.records]
+        lines = [_dumps(record) for record in run.records]
         target.write_text("\n".join(lines) + "\n", "utf-8")
     else:
         import pandas as pd
 
         pd.DataFrame(run.records).to_parquet(target)
+
+
+def _dumps(value: Any, indent: int | None = None) -> str:
+    """JSON that is valid UTF-8 whatever the text holds: Arabic as itself, a lone surrogate (which a saved
+    generation may carry, escaped, and UTF-8 cannot encode) as its ``\\ud800`` escape, losslessly."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, indent=indent)
+    return text

@@ -15,8 +15,16 @@ it judges:
   ``truncated`` (a body cut short and the connection closed), ``badjson`` (200 with a body
   that is not JSON), ``unparsable`` (200 with "I think it's good"), and 200s that are JSON
   but not a chat completion (`MALFORMED`: ``message_null``, ``choice_empty``, ``choice_null``,
-  ``choices_string``, ``usage_string``, ``content_int``, ``content_dicts``). ``content_parts``
-  is not a fault: the normal reply as a list of text parts, as some compatible servers send it.
+  ``choices_string``, ``usage_string``, ``content_int``, ``content_dicts``, ``usage_huge``:
+  10**20 tokens). ``content_parts`` is not a fault: the normal reply as a list of text parts, as
+  some compatible servers send it; nor are ``parts_null_text`` (a text part whose text is null),
+  ``usage_float`` (counts as ``100.0``), ``surrogate`` (a lone ``\\ud800`` in the content) and
+  ``nul`` (NUL characters in it). Byte-level faults, written to the socket as they are (`RAW`):
+  ``trickle`` (the normal reply, one byte every `trickle_seconds`), ``silent`` (accept, read the
+  request, never answer), ``deep_json`` (arrays nested 100,000 deep), ``sse`` (an event stream
+  answering a non-streaming request), ``gzip_header`` (``Content-Encoding: gzip`` on a plain
+  body), ``redirect_loop`` (a 307 to itself), ``html200`` (an HTML page with 200), ``huge_body``
+  (a 5 MB reply text), ``utf16`` (the normal reply encoded as UTF-16).
 
 The server counts requests per sha256 of the request body and records each request's
 path (query string included) and headers (in memory only), so a test can prove which
@@ -90,8 +98,20 @@ MALFORMED: dict[str, Callable[[dict[str, Any]], Any]] = {
     "usage_string": lambda c: {**c, "usage": "12 tokens"},
     "content_int": lambda c: _with_content(c, 73),
     "content_dicts": lambda c: _with_content(c, [{"type": "text", "text": 73}]),
+    "usage_huge": lambda c: {**c, "usage": {**c["usage"], "prompt_tokens": 10**20}},
 }
-SHAPES = {**MALFORMED, "content_parts": _as_parts}  # content_parts is a valid reply
+# 200s that are chat completions, if odd ones: each must give its item a judgement
+ODD = {
+    "content_parts": _as_parts,
+    "parts_null_text": lambda c: _with_content(
+        c, [{"type": "text", "text": None}, {"type": "text", "text": c["choices"][0]["message"]["content"]}]
+    ),
+    "usage_float": lambda c: {**c, "usage": {"prompt_tokens": 100.0, "completion_tokens": 20.0}},
+    "surrogate": lambda c: _with_content(c, c["choices"][0]["message"]["content"] + "\ud800"),
+    "nul": lambda c: _with_content(c, "\x00" * 8 + c["choices"][0]["message"]["content"] + "\x00"),
+}
+SHAPES = {**MALFORMED, **ODD}
+HUGE_REPLY_CHARS = 5 * 1024 * 1024
 
 
 def fault_for(spec: str, number: int) -> str | None:
@@ -115,15 +135,25 @@ class _HTTPServer(ThreadingHTTPServer):
 class LoopbackServer:
     """The server in a background thread. Use as a context manager, or `start()` / `stop()`."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, latency: float = 0.0, hang_seconds: float = 30.0):
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency: float = 0.0,
+        hang_seconds: float = 30.0,
+        trickle_seconds: float = 1.0,
+    ):
         self.latency = latency
         self.hang_seconds = hang_seconds
+        self.trickle_seconds = trickle_seconds
         self.counts: dict[str, int] = {}
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.peak_in_flight = 0  # the most chat requests handled at once: what the client's concurrency reached
         self._lock = threading.Lock()
         self._httpd = _HTTPServer((host, port), _handler_for(self))
+        self._httpd.loopback = self  # type: ignore[attr-defined]  # what the byte-level faults read their timing from
         self._thread: threading.Thread | None = None
 
     @property
@@ -212,6 +242,10 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 self._answer(request, user_text, markers, fault)
 
         def _answer(self, request: dict[str, Any], user_text: str, markers: dict[str, str], fault: str | None) -> None:
+            if fault in RAW:
+                self.close_connection = True  # the connection is left in no state to reuse
+                RAW[fault](self, _completion(request, _text_for(user_text, markers, fault)))
+                return
             if fault == "timeout":
                 time.sleep(server.hang_seconds)
             elif fault == "truncated":
@@ -231,14 +265,7 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 extra = {"Retry-After": markers.get("retry_after", "1")} if fault == "429" else {}
                 self._send(int(fault), json.dumps({"error": {"message": f"injected {fault}"}}).encode(), extra)
                 return
-            if fault == "unparsable":
-                text = UNPARSABLE
-            elif "reply" in markers:
-                text = markers["reply"]
-            else:
-                digest = int(hashlib.sha256(user_text.encode("utf-8")).hexdigest(), 16)
-                text = xml_reply(int(markers["score"]) if "score" in markers else digest % 101)
-            completion = _completion(request, text)
+            completion = _completion(request, _text_for(user_text, markers, fault))
             self._send(200, json.dumps(SHAPES[fault](completion) if fault in SHAPES else completion).encode())
 
         def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
@@ -251,6 +278,77 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(payload)
 
     return Handler
+
+
+def _text_for(user_text: str, markers: dict[str, str], fault: str | None) -> str:
+    """The reply text a request gets: the marked or hashed score in XML, a given reply, or the unparsable one."""
+    if fault == "unparsable":
+        return UNPARSABLE
+    if "reply" in markers:
+        return markers["reply"]
+    digest = int(hashlib.sha256(user_text.encode("utf-8", "surrogatepass")).hexdigest(), 16)
+    return xml_reply(int(markers["score"]) if "score" in markers else digest % 101)
+
+
+def _head(handler: BaseHTTPRequestHandler, status: int, headers: dict[str, str]) -> None:
+    handler.send_response(status)
+    handler.send_header("Connection", "close")  # the client must not reuse what a fault leaves of the connection
+    for name, value in headers.items():
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.flush()
+
+
+def _raw(status: int, content_type: str, body: Callable[[dict[str, Any]], bytes], **headers: str) -> Callable:
+    """A fault that writes `body(completion)` with the given status and headers (Content-Length added)."""
+
+    def write(handler: BaseHTTPRequestHandler, completion: dict[str, Any]) -> None:
+        payload = body(completion)
+        _head(handler, status, {"Content-Type": content_type, "Content-Length": str(len(payload)), **headers})
+        handler.wfile.write(payload)
+
+    return write
+
+
+def _trickle(handler: BaseHTTPRequestHandler, completion: dict[str, Any]) -> None:
+    """The normal reply, announced in full, then sent one byte at a time (until the client hangs up)."""
+    payload = json.dumps(completion).encode()
+    _head(handler, 200, {"Content-Type": "application/json", "Content-Length": str(len(payload))})
+    server: LoopbackServer = handler.server.loopback  # type: ignore[attr-defined]
+    for byte in payload:
+        handler.wfile.write(bytes([byte]))
+        handler.wfile.flush()
+        time.sleep(server.trickle_seconds)
+
+
+def _silent(handler: BaseHTTPRequestHandler, completion: dict[str, Any]) -> None:
+    """Accept, read the request, say nothing for `hang_seconds`, hang up."""
+    time.sleep(handler.server.loopback.hang_seconds)  # type: ignore[attr-defined]
+
+
+def _sse(completion: dict[str, Any]) -> bytes:
+    text = completion["choices"][0]["message"]["content"]
+    chunk = {**completion, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": text}}]}
+    return f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+
+
+def _redirect_loop(handler: BaseHTTPRequestHandler, completion: dict[str, Any]) -> None:
+    _head(handler, 307, {"Location": handler.path, "Content-Length": "0"})
+
+
+DEPTH = 100_000
+# faults written to the socket as bytes, past what `_send` would do
+RAW: dict[str, Callable[[BaseHTTPRequestHandler, dict[str, Any]], None]] = {
+    "trickle": _trickle,
+    "silent": _silent,
+    "deep_json": _raw(200, "application/json", lambda c: b"[" * DEPTH + b"]" * DEPTH),
+    "sse": _raw(200, "text/event-stream", _sse),
+    "gzip_header": _raw(200, "application/json", lambda c: json.dumps(c).encode(), **{"Content-Encoding": "gzip"}),
+    "redirect_loop": _redirect_loop,
+    "html200": _raw(200, "text/html", lambda c: b"<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>"),
+    "huge_body": _raw(200, "application/json", lambda c: json.dumps(_with_content(c, "x" * HUGE_REPLY_CHARS)).encode()),
+    "utf16": _raw(200, "application/json", lambda c: json.dumps(c).encode("utf-16")),
+}
 
 
 def _last_user_text(messages: list[dict[str, Any]]) -> str:
@@ -282,8 +380,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
     parser.add_argument("--hang-seconds", type=float, default=30.0, help="how long a 'timeout' fault hangs")
+    parser.add_argument("--trickle-seconds", type=float, default=1.0, help="seconds per byte of a 'trickle' fault")
     args = parser.parse_args(argv)
-    server = LoopbackServer(host=args.host, port=args.port, latency=args.latency, hang_seconds=args.hang_seconds)
+    server = LoopbackServer(
+        host=args.host,
+        port=args.port,
+        latency=args.latency,
+        hang_seconds=args.hang_seconds,
+        trickle_seconds=args.trickle_seconds,
+    )
     print(server.url, flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
