@@ -374,8 +374,9 @@ def text_field(record: Mapping[str, Any], field: str, rid: str) -> str:
 
 def key_field(record: Mapping[str, Any], field: str, rid: str) -> str:
     value = record.get(field)
-    if value is None or isinstance(value, bool) or not str(value).strip():
-        raise GimmickRecordError(rid, field, "is missing" if value is None else f"is {value!r}, not an id")
+    # The authors' ids are integers (question_id) or strings (sample_uuid); a list or an object is no id.
+    if value is None or isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip():
+        raise GimmickRecordError(rid, field, "is missing" if value is None else f"is {value!r:.80}, not an id")
     return str(value)
 
 
