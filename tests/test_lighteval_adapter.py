@@ -144,8 +144,9 @@ def test_metadata_sets_the_benchmarks_run_options_as_lm_eval_does(monkeypatch, c
     lighteval_cli.apply_metadata(metadata)
     assert judging.dcscore_language() == "ar"
     for bad, message in [
-        ('{"jeem_dcscore_language": "fr"}', "jeem_dcscore_language: DCScore language must be one of en, ar, got 'fr'"),
-        ('{"jeem_path": "/d"}', "--metadata: unknown run option(s) ['jeem_path']"),
+        ('{"jeem_dcscore_language": "fr"}', "run option 'jeem_dcscore_language' takes one of 'en', 'ar', got 'fr'"),
+        ('{"jeem_path": "/d"}', "run option 'jeem_path': folder '/d' does not exist"),
+        ('{"jeem_paht": "/d"}', "unknown run option 'jeem_paht'; did you mean 'jeem_path'?"),
         ("[1]", "--metadata takes a JSON object, got '[1]'"),
     ]:
         assert lighteval_cli.run(["accelerate", "m", "t", f"--metadata={bad}"]) == 2

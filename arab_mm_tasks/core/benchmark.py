@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 from arab_mm_tasks.core.reporting import Report
 from arab_mm_tasks.core.spec import Family, TaskSpec
@@ -23,12 +23,47 @@ LogRecords = Callable[[str], Sequence[Mapping[str, Any]] | None]
 LogRuns = dict[str, list[tuple[dict[str, Any], str]]]
 
 
+OptionKind = Literal["int", "choice", "source", "revision", "judge"]
+
+
 @dataclass(frozen=True)
 class RunOption:
-    """A per-run setting a benchmark reads from lm-eval's ``--metadata`` (``{"<key>": value}``)."""
+    """A per-run setting: a key of lm-eval's ``--metadata`` (``{"<key>": value}``), of ``arab-mm-lighteval
+    --metadata`` and of ``arab-mm-tasks evaluate --metadata``, all checked by `arab_mm_tasks.core.run_options`.
+
+    kind: what its value is, and so how it is checked up front:
+        ``int``: an integer from `minimum` to `maximum` (None: unbounded);
+        ``choice``: one of `choices`;
+        ``source``: a local built folder or a Hub repo id (every benchmark's ``<name>_path``);
+        ``revision``: a branch, tag or commit of that repo (``<name>_revision``);
+        ``judge``: judge settings, ``"model=...,base_url=..."`` or a JSON object, never a credential.
+    """
 
     key: str
     help: str
+    kind: OptionKind = "choice"
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind == "choice" and not self.choices:
+            raise ValueError(f"run option {self.key}: a choice option declares its choices")
+
+    @property
+    def expects(self) -> str:
+        """What a value must be, as the one-line errors and the docs say it."""
+        if self.kind == "int":
+            low = "" if self.minimum is None else f" >= {self.minimum}"
+            high = "" if self.maximum is None else f" <= {self.maximum}"
+            return f"an integer{low}{' and' if low and high else ''}{high}"
+        if self.kind == "choice":
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        return {
+            "source": "a string: a built folder or a Hub repo id",
+            "revision": "a string: a branch, tag or commit sha",
+            "judge": 'judge settings: a string "model=...,base_url=..." or a JSON object',
+        }[self.kind]
 
 
 @dataclass(frozen=True)
@@ -75,7 +110,8 @@ class Benchmark:
     release: the authors' release (first-use builds and error messages).
     builder: the `dataset_builders` module that builds it; it provides ``add_arguments(parser)``,
         ``build_from_args(args)``, ``build_release(part, out_dir, revision)`` and ``publish(...)``.
-    run_options / configure: the extra ``--metadata`` keys it reads, and the function applying them.
+    run_options / configure: the extra ``--metadata`` keys it reads (`options` adds its source and revision),
+        and the function applying them (given values `arab_mm_tasks.core.run_options` has checked).
     gated: a built folder is always published gated (its sources are gated).
     example: spec -> (a document to show its prompt on in docs/tasks.md, where that document comes from).
     read_logs: the authors' own generation logs, for ``arab-mm-tasks judge``: (a file, ``records``) ->
@@ -123,6 +159,15 @@ class Benchmark:
     @property
     def revision_key(self) -> str:
         return f"{self.name}_revision"
+
+    @property
+    def options(self) -> tuple[RunOption, ...]:
+        """Every run option of this benchmark: its data source and revision, then its own `run_options`."""
+        return (
+            RunOption(self.path_key, f"{self.title}: read from this built folder or Hub repo", kind="source"),
+            RunOption(self.revision_key, f"{self.title}: the revision of the repo it is read from", kind="revision"),
+            *self.run_options,
+        )
 
     def builder_module(self) -> ModuleType:
         """The builder, imported on demand (it pulls in `datasets`; listing tasks does not need it)."""

@@ -57,8 +57,10 @@ BENCHMARK = Benchmark(
     ),
     builder="dataset_builders.gimmick",
     run_options=(
-        RunOption("gimmick_max_frames", "CVVQA: keep at most N frames per clip, spread over it"),
-        RunOption("gimmick_max_side", "CVVQA: shrink frames so their longer side is at most N pixels"),
+        RunOption("gimmick_max_frames", "CVVQA: keep at most N frames per clip, spread over it", kind="int", minimum=1),
+        RunOption(
+            "gimmick_max_side", "CVVQA: shrink frames so their longer side is at most N pixels", kind="int", minimum=1
+        ),
     ),
     configure=configure,
     gated=True,

@@ -15,6 +15,7 @@ from arab_mm_tasks.jeem.examples import example
 from arab_mm_tasks.jeem.report import REPORT
 from arab_mm_tasks.jeem.tasks import EVAL_SUBSET, FAMILIES, TASKS
 from arab_mm_tasks.jeem.vocabulary import DIALECTS, VARIETIES
+from metric_plugins.judge.prompts.dcscore import DCSCORE_PROMPTS
 
 RELEASE_REPO = "toloka/JEEM"
 CONFIGS = (
@@ -50,6 +51,7 @@ BENCHMARK = Benchmark(
             DCSCORE_LANGUAGE,
             'DCScore prompts: "en" (default: DeCapBench\'s, as the paper\'s "official implementation", L882) '
             'or "ar" (ours, for Arabic captions; docs/fidelity.md)',
+            choices=tuple(DCSCORE_PROMPTS),
         ),
     ),
     configure=configure,
