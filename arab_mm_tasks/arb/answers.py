@@ -2,8 +2,12 @@
 
 Extraction (specs/arb.md 3.2, our decision A7): the text after the last answer marker; the
 prompt asks for ``الجواب هو:`` (L161), reference chains use ``الجواب النهائي:`` (L236), and
-English markers are accepted too. Without a marker the last non-empty line is the answer and
-the whole response counts as steps.
+English markers are accepted too. The steps are the text before the answer line's first marker:
+markers on the line of the last one are one answer line (``الجواب هو: الجواب النهائي: ب``, or a
+released answer that restates the marker, `arab_mm_tasks.arb.released.compose_response`), so
+they never stay in the steps. Without a marker the last non-empty line is the answer and the
+whole response counts as steps. Every pattern is linear (`metric_plugins.text_parsing`'s rule):
+a marker's spaces and bold stars are one character class, ``[\\s*]*:``.
 
 `answer_match` is NOT the paper's final-answer score (the paper's is a judge, 3.3): it is a
 normalised matcher reported under its own name. It resolves an Arabic option letter to its
@@ -13,6 +17,8 @@ otherwise compares normalised text, containment of the gold text counting as a m
 
     >>> split_response("الخطوة 1: نعد.\\nالإجراء 1: نجمع.\\nالجواب هو: **١٢ قدمًا**")
     ('الخطوة 1: نعد.\\nالإجراء 1: نجمع.', '١٢ قدمًا')
+    >>> split_response("الخطوة 1: نعد.\\n\\nالجواب هو: الجواب النهائي: 12")
+    ('الخطوة 1: نعد.', '12')
     >>> answer_match("12 قدمًا", "12", [])
     1.0
     >>> answer_match("ج) الصورة ج", "ج", [])
@@ -37,8 +43,9 @@ ANSWER_MARKERS = (
     "Final Answer:",
     "Correct Answer:",
 )
+# spaces and bold stars before the colon are one class: ``\s*\**\s*:`` backtracks n^2 on a run of spaces
 _MARKER = re.compile(
-    "|".join(re.escape(marker).replace(r"\ ", r"\s*").replace(":", r"\s*\**\s*:") for marker in ANSWER_MARKERS),
+    "|".join(re.escape(marker).replace(r"\ ", r"\s*").replace(":", r"[\s*]*:") for marker in ANSWER_MARKERS),
     re.IGNORECASE,
 )
 ABJAD = ("أ", "ب", "ج", "د", "ه", "و", "ز", "ح")  # option order (هـ is folded to ه)
@@ -49,7 +56,9 @@ def split_response(response: str) -> tuple[str, str]:
     matches = list(_MARKER.finditer(response))
     if matches:
         last = matches[-1]
-        steps, answer = response[: last.start()], response[last.end() :]
+        line_start = response.rfind("\n", 0, last.start()) + 1
+        first = next(m for m in matches if m.start() >= line_start)  # the answer line's first marker
+        steps, answer = response[: first.start()], response[last.end() :]
     else:
         lines = [line for line in response.splitlines() if line.strip()]
         steps, answer = response, lines[-1] if lines else ""
@@ -90,7 +99,6 @@ def _letter(text: str) -> str | None:
 # ---------------------------------------------------------------------------- options
 
 _LABELLED = re.compile(r"^\s*(هـ|[أابجدهوزح])\s*[.)\-]\s*(.+)$", re.DOTALL)  # "أ. text", "ج) text"
-_REVERSED = re.compile(r"^\s*(.*\S)\s+\.(\d+)\s*$", re.DOTALL)  # 'د .1', 'الملصق ب .1' (RTL-reversed "1. د")
 
 
 @dataclass(frozen=True)
@@ -99,14 +107,25 @@ class Option:
     text: str  # what it says, label removed
 
 
+def _reversed_label(choice: str) -> str | None:
+    """The text of an RTL-reversed choice ``text .N`` ('د .1', 'الملصق ب .1' for "1. د"), else None.
+
+    str methods, not ``^\\s*(.*\\S)\\s+\\.(\\d+)\\s*$``: that pattern backtracks n^2 over spaces.
+    """
+    head, dot, number = choice.strip().rpartition(".")
+    if dot and number.isdecimal() and head[-1:].isspace() and head.strip():
+        return head.strip()
+    return None
+
+
 def parse_options(choices: Sequence[str]) -> list[Option]:
     """The released choice styles: ``أ. text``, RTL-reversed ``text .N``, or bare labels (``أ``, ``١``)."""
     options = []
     for position, choice in enumerate(choices):
         letter = ABJAD[position] if position < len(ABJAD) else str(position + 1)
-        reversed_ = _REVERSED.match(choice)  # first: 'د .1' would also read as label د, text "1"
+        reversed_ = _reversed_label(choice)  # first: 'د .1' would also read as label د, text "1"
         labelled = None if reversed_ else _LABELLED.match(choice)
-        text = reversed_.group(1) if reversed_ else labelled.group(2) if labelled else choice
+        text = reversed_ if reversed_ else labelled.group(2) if labelled else choice
         options.append(Option(letter, text.strip()))
     return options
 

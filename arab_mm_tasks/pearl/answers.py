@@ -14,6 +14,10 @@ so ``صَحِيحَة`` is ``صحيحة`` and ``خطأ`` is ``خطا``.
   answer marker ("Answer: B", "The answer is B", "الإجابة: ب"), else the one choice whose text the
   reply contains.
 
+Both readers are linear on any reply (`metric_plugins.text_parsing`'s rule): the marker patterns
+have no two unbounded quantifiers over the same characters, and the verdict after each marker is
+found from one list of the reply's words, not by re-reading the rest of the reply per marker.
+
     >>> parse_true_false("True or False? False"), parse_true_false("العبارة صَحِيحَة")
     (False, True)
     >>> parse_letter("The answer is **C**.", ["A", "B", "C"], ["الكعبة", "القلعة", "المنسف"])
@@ -22,6 +26,7 @@ so ``صَحِيحَة`` is ``صحيحة`` and ``خطأ`` is ``خطا``.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 
@@ -32,8 +37,9 @@ LETTER = r"([A-Za-z]|[\u0621-\u064A])"
 LETTERED = re.compile(r"^\s*\(?" + LETTER + r"\s*[\.\):\-]\s*")  # "B. text", "(b) text", "ب- نص"
 _ALONE = re.compile(r"\(?" + LETTER + r"\)?\.?")
 # a capital letter (not the article "a") or an Arabic one, alone, after "answer (is)", "option", "الإجابة (هي)"
+# (``\s*[:\-]?\s*`` would split a run of spaces n^2 ways: the second run follows a colon or dash only)
 LETTER_AFTER_MARKER = re.compile(
-    r"(?:(?i:answer|option|choice)(?:\s+is)?|(?:الإجابة|الاجابة|الجواب|الخيار)(?:\s+(?:هي|هو))?)\s*[:\-]?\s*\(?"
+    r"(?:(?i:answer|option|choice)(?:\s+is)?|(?:الإجابة|الاجابة|الجواب|الخيار)(?:\s+(?:هي|هو))?)\s*(?:[:\-]\s*)?\(?"
     r"([A-Z]|[\u0621-\u064A])(?![A-Za-z\u0621-\u064A])"
 )
 
@@ -52,28 +58,59 @@ _OPTIONS = "|".join(map(re.escape, (*TRUE_WORDS, *FALSE_WORDS)))
 ECHO = re.compile(rf"(?:{_OPTIONS})\s*(?:or|/|ام|او)\s*(?:{_OPTIONS})")  # "true or false", "صحيح ام خطا"
 
 
-def _verdicts(text: str) -> list[bool]:
-    """The True/False verdict words of a normalised text, in order (a negated True is False)."""
+WORD = re.compile(r"[a-z]+|[\u0621-\u064A]+")
+
+
+def _verdict(word: str) -> bool | None:
+    """True / False for a verdict word (with its prefixes), None for any other word."""
+    stems = {word.removeprefix(prefix) for prefix in PREFIXES if word.startswith(prefix)}
+    if stems & set(TRUE_WORDS):
+        return True
+    if stems & set(FALSE_WORDS):
+        return False
+    return None
+
+
+def _verdicts(words: list[str]) -> list[bool]:
+    """The True/False verdicts of a list of words, in order (a negated True is False)."""
     verdicts: list[bool] = []
-    words = re.findall(r"[a-z]+|[\u0621-\u064A]+", text)
     for index, word in enumerate(words):
-        stems = {word.removeprefix(prefix) for prefix in PREFIXES if word.startswith(prefix)}
-        if stems & set(TRUE_WORDS):
-            verdicts.append(not (index > 0 and words[index - 1] in NEGATIONS))
-        elif stems & set(FALSE_WORDS):
-            verdicts.append(False)
+        verdict = _verdict(word)
+        if verdict is not None:
+            verdicts.append(verdict and not (index > 0 and words[index - 1] in NEGATIONS))
     return verdicts
+
+
+def _first_verdict_after(text: str, words: list[re.Match[str]], verdicts: list[int], position: int) -> bool | None:
+    """``_verdicts(words of text[position:])[0]``, from the whole text's `words` (`verdicts`: the indices of
+    its verdict words), without re-reading the text: the first word of ``text[position:]`` may be the
+    tail of a longer word (``answers`` -> ``s``), every later one is a whole word of the text.
+    """
+    first = WORD.search(text, position)
+    if first is None:
+        return None
+    verdict = _verdict(first.group())
+    if verdict is not None:
+        return verdict
+    later = bisect.bisect_left(verdicts, first.end(), key=lambda index: words[index].start())
+    if later == len(verdicts):
+        return None
+    index = verdicts[later]
+    previous = words[index - 1].group() if index > 0 and words[index - 1].start() >= first.end() else first.group()
+    return bool(_verdict(words[index].group())) and previous not in NEGATIONS
 
 
 def parse_true_false(text: str) -> bool | None:
     """A reply's True/False verdict (English or Arabic), else None (see the module docstring)."""
     clean = ECHO.sub(" ", normalize(text))
+    words = list(WORD.finditer(clean))
+    verdicts = [index for index, word in enumerate(words) if _verdict(word.group()) is not None]
     for marker in reversed(list(VERDICT_MARKER.finditer(clean))):
-        after = _verdicts(clean[marker.end() :])
-        if after:
-            return after[0]
-    verdicts = _verdicts(clean)
-    return verdicts[-1] if verdicts else None
+        after = _first_verdict_after(clean, words, verdicts, marker.end())
+        if after is not None:
+            return after
+    found = _verdicts([word.group() for word in words])
+    return found[-1] if found else None
 
 
 def parse_letter(text: str, letters: list[str], choices: list[str]) -> str | None:

@@ -1,8 +1,11 @@
 """ARB release fields as released -> typed values: choices lists and (step, action) pairs.
 
-Never ``eval``: a ``choices`` or list-literal ``steps`` string is read with `ast.literal_eval`,
-which accepts Python literals only. Step markers are ``الخطوة n:`` and ``الإجراء n:``; the
-release's typo ``لخطوة n:`` (a dropped alef) is a step marker too, as is ``الخطوة n -``;
+Never ``eval`` nor ``ast.literal_eval``: a ``choices`` or list-literal ``steps`` string is read by
+`metric_plugins.text_parsing.python_literal` (one linear pass to JSON, depth-bounded, then
+``json.loads``), so ``"[" + "-" * 5000 + "1]"`` is a named `FieldError`, never a RecursionError.
+Every pattern here is linear (`metric_plugins.text_parsing`'s rule). Step markers are ``الخطوة n:``
+and ``الإجراء n:``; the release's typos with a dropped alef, ``لخطوة n:`` and ``لإجراء n:`` (8
+released rows), are markers too, as is ``الخطوة n -``;
 a chain with none of these reads ``الخطوة n`` followed by a space as a marker (2 released rows).
 A chain with no step marker (3 released rows are numbered prose) has no pairs; its raw text is
 kept and the build counts it.
@@ -10,11 +13,13 @@ kept and the build counts it.
 
 from __future__ import annotations
 
-import ast
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
-_MARK = r"(?<![^\s'\"\[(])(ا?لخطوة|الإجراء)\s*(\d+)\s*"
+from metric_plugins.text_parsing import LiteralError, python_literal
+
+ACTION = ("الإجراء", "لإجراء")  # as written, and the release's typo
+_MARK = r"(?<![^\s'\"\[(])(ا?لخطوة|ا?لإجراء)\s*(\d+)\s*"
 _STEP = re.compile(_MARK + r"[:\-–]")
 _LOOSE = re.compile(_MARK + r"(?=\s)")  # ``الخطوة 1 تحديد …``: only for a chain with no ``:``/``-`` marker
 
@@ -29,9 +34,9 @@ def parse_choices(text: str) -> list[str]:
     if not stripped:
         return []
     try:
-        value = ast.literal_eval(stripped)
-    except (ValueError, SyntaxError) as error:
-        raise FieldError(f"is not a Python list literal ({error.__class__.__name__}): {stripped[:60]!r}") from None
+        value = python_literal(stripped)
+    except LiteralError as error:
+        raise FieldError(f"is not a Python list literal ({error}): {stripped[:60]!r}") from None
     if not isinstance(value, list | tuple) or not all(isinstance(v, str | int | float) for v in value):
         raise FieldError(f"is not a list of strings: {stripped[:60]!r}")
     return [str(v) for v in value]
@@ -42,16 +47,17 @@ def steps_text(text: str) -> str:
     stripped = text.strip()
     if stripped.startswith("[") and stripped.endswith("]"):
         try:
-            value = ast.literal_eval(stripped)
-        except (ValueError, SyntaxError):
+            value = python_literal(stripped)
+        except LiteralError:
             return text
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             return "\n".join(v.strip() for v in value)
     return text
 
 
-@dataclass(frozen=True)
-class StepPair:
+class StepPair(NamedTuple):
+    """One reasoning step and its action; a tuple, so ``pairs == [("…", "…")]`` reads as written."""
+
     step: str
     action: str
 
@@ -67,7 +73,7 @@ def parse_steps(text: str) -> list[StepPair]:
     for i, mark in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
         body = text[mark.end() : end].strip()
-        if mark.group(1) != "الإجراء":
+        if mark.group(1) not in ACTION:
             pairs.append({"step": body, "action": ""})
         elif pairs and not pairs[-1]["action"]:
             pairs[-1]["action"] = body

@@ -4,9 +4,20 @@ A parser never guesses. A reply either yields every score the format names, each
 range, or it is invalid with a reason ("no <score> tag", "score 140 outside [0, 100]"); the
 judge then re-asks and finally reports the item as invalid. No parser turns a failure into 0.
 
+Every parser here follows `metric_plugins.text_parsing`'s rule: linear time on any reply (str
+methods and patterns without overlapping unbounded quantifiers), a reply over ``MAX_REPLY_CHARS``
+is invalid ("reply too long") before it is scanned, JSON is read with a depth bound.
+
+Scores are ASCII digits or Arabic-Indic digits (``٠``-``٩``, and the Persian forms ``۰``-``۹``):
+an Arabic-speaking judge may answer ``<score>٥٠</score>``, and it means 50. The digits are
+translated explicitly (`ascii_digits`); any other script's digits (``５０``, ``५०``) are invalid,
+not read by accident of ``\\d``. Inside JSON a number is a JSON number (ASCII digits only).
+
 Examples:
     >>> XmlScore().parse("<evaluation>...<score>\\n 75 \\n</score></evaluation>").scores
     {'score': 75.0}
+    >>> XmlScore().parse("<score>٥٠</score>").scores
+    {'score': 50.0}
     >>> XmlScore().parse("I think it's good").reason
     'no <score> tag'
     >>> rubric = JsonScores(("correctness", "fluency"), low=1, high=5)
@@ -18,14 +29,34 @@ Examples:
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-INTEGER = re.compile(r"[+-]?\d+")
-COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+from metric_plugins.text_parsing import LiteralError, json_value, reply_too_long
+
+INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)  # after `ascii_digits`: only ASCII digits are a number
 FENCE = re.compile(r"^```[\w-]*\s*\n?|\n?```\s*$")
+# Arabic-Indic (U+0660-0669) and Extended Arabic-Indic (U+06F0-06F9) digits, read as the digits they are
+ARABIC_DIGITS = str.maketrans("٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹", "01234567890123456789")
+
+
+def ascii_digits(text: str) -> str:
+    """`text` with Arabic-Indic digits as ASCII (``٥٠`` -> ``50``); other characters unchanged."""
+    return text.translate(ARABIC_DIGITS)
+
+
+def strip_comments(text: str) -> str:
+    """`text` without ``<!-- ... -->`` comments, in one left-to-right pass (an unclosed ``<!--`` is kept)."""
+    parts, position = [], 0
+    while (start := text.find("<!--", position)) >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        parts.append(text[position:start])
+        position = end + 3
+    parts.append(text[position:])
+    return "".join(parts)
 
 
 @dataclass(frozen=True)
@@ -73,19 +104,38 @@ class XmlScore:
         return (self.tag,)
 
     def parse(self, text: str) -> Parsed:
-        pattern = re.compile(rf"<{re.escape(self.tag)}\s*>(.*?)</{re.escape(self.tag)}\s*>", re.DOTALL | re.IGNORECASE)
-        contents = [COMMENT.sub("", match).strip().strip("`*").strip() for match in pattern.findall(text)]
-        contents = [content for content in contents if content]
+        if too_long := reply_too_long(text):
+            return invalid(too_long)
+        contents = [strip_comments(match).strip().strip("`*").strip() for match in self._tag_contents(text)]
+        contents = [ascii_digits(content) for content in contents if content]
         if not contents:
             return invalid(f"no <{self.tag}> tag")
         if len(set(contents)) > 1:
-            return invalid(f"conflicting <{self.tag}> values {contents}")
+            return invalid(f"conflicting <{self.tag}> values {[c[:40] for c in contents[:5]]}")
         if not INTEGER.fullmatch(contents[0]):
             return invalid(f"<{self.tag}> is not an integer: {contents[0][:40]!r}")
         value = int(contents[0])
         if not self.low <= value <= self.high:
             return invalid(f"{self.tag} {value} outside [{self.low}, {self.high}]")
         return Parsed({self.tag: float(value)})
+
+    def _tag_contents(self, text: str) -> list[str]:
+        """What each ``<tag>`` holds up to the next ``</tag>`` (case and spaces before ``>`` free), left to right.
+
+        Each search starts where the last one ended, so the reply is scanned once; a ``<tag>`` with no
+        closing tag after it ends the scan (no later one can close either).
+        """
+        name = re.escape(self.tag)
+        opening = re.compile(rf"<{name}\s*>", re.IGNORECASE)
+        closing = re.compile(rf"</{name}\s*>", re.IGNORECASE)
+        contents, position = [], 0
+        while (start := opening.search(text, position)) is not None:
+            end = closing.search(text, start.end())
+            if end is None:
+                break
+            contents.append(text[start.end() : end.start()])
+            position = end.end()
+        return contents
 
     def spec(self) -> dict[str, Any]:
         return {"format": "xml_score", **asdict(self)}
@@ -110,13 +160,15 @@ class JsonScores:
         return self.names
 
     def parse(self, text: str) -> Parsed:
+        if too_long := reply_too_long(text):
+            return invalid(too_long)
         start, end = text.find("{"), text.rfind("}")
         if start < 0 or end < start:
             return invalid("no JSON object")
         try:
-            data = json.loads(text[start : end + 1])
-        except json.JSONDecodeError as error:
-            return invalid(f"malformed JSON: {error.msg}")
+            data = json_value(text[start : end + 1])
+        except LiteralError as error:
+            return invalid(f"malformed JSON: {error}")
         if not isinstance(data, dict):
             return invalid("JSON is not an object")
         scores: dict[str, float] = {}
@@ -140,8 +192,8 @@ class JsonScores:
         """
         start, end = text.find("{"), text.rfind("}")
         try:
-            data = json.loads(text[start : end + 1]) if 0 <= start < end else None
-        except json.JSONDecodeError:
+            data = json_value(text[start : end + 1]) if 0 <= start < end and not reply_too_long(text) else None
+        except LiteralError:
             data = None
         if not isinstance(data, dict):
             return {}
@@ -167,7 +219,9 @@ class BinaryDigit:
         return (self.name,)
 
     def parse(self, text: str) -> Parsed:
-        core = FENCE.sub("", text.strip()).strip().strip("`'\"*").rstrip(".").strip()
+        if too_long := reply_too_long(text):
+            return invalid(too_long)
+        core = ascii_digits(FENCE.sub("", text.strip()).strip().strip("`'\"*").rstrip(".").strip())
         if core not in ("0", "1"):
             return invalid(f"not a single 0/1 digit: {text.strip()[:40]!r}")
         return Parsed({self.name: float(core)})
@@ -202,20 +256,19 @@ class CriterionLines:
         return tuple(criterion_key(name) for name in self.criteria)
 
     def parse(self, text: str) -> Parsed:
+        if too_long := reply_too_long(text):
+            return invalid(too_long)
+        lines = _line_heads(text)
         scores: dict[str, float] = {}
         for name, key in zip(self.criteria, self.score_names, strict=True):
-            line = re.compile(
-                rf"^[\s*#>-]*{re.escape(name)}[\s*]*:[\s*]*(?P<value>[^\s/*]+)[\s*]*(?:/[\s*]*(?P<of>\d+))?[\s*.]*$",
-                re.IGNORECASE | re.MULTILINE,
-            )
-            found = {(match["value"], match["of"]) for match in line.finditer(text)}
+            found = _criterion_values(text, lines, name)
             if not found:
                 return invalid(f"no '{name}: X/{self.high}' line")
             if len(found) > 1:
-                return invalid(f"conflicting {name!r} lines {sorted(found, key=str)}")
+                return invalid(f"conflicting {name!r} lines {sorted(found, key=str)[:5]}")
             ((value, of),) = found
             if of != str(self.high):
-                return invalid(f"{name!r} is {value!r} without '/{self.high}'")
+                return invalid(f"{name!r} is {value[:40]!r} without '/{self.high}'")
             if not INTEGER.fullmatch(value):
                 return invalid(f"{name!r} is not an integer: {value[:40]!r}")
             if not self.low <= int(value) <= self.high:
@@ -225,6 +278,69 @@ class CriterionLines:
 
     def spec(self) -> dict[str, Any]:
         return {"format": "criterion_lines", **asdict(self), "criteria": list(self.criteria)}
+
+
+# The pieces of a criterion line, each one character class matched at a known position (no backtracking):
+# ``^[\s*#>-]*<name>[\s*]*:[\s*]*(?P<value>[^\s/*]+)[\s*]*(?:/[\s*]*(?P<of>\d+))?[\s*.]*$`` (multiline).
+_LEAD = re.compile(r"[ \t\r\f\v*#>-]*")  # within a line: a blank line before a criterion changes nothing
+_SPACE_STAR = re.compile(r"[\s*]*")
+_SPACE_STAR_DOT = re.compile(r"[\s*.]*")
+_VALUE = re.compile(r"[^\s/*]+")
+_DIGITS = re.compile(r"[0-9٠-٩۰-۹]+")
+
+
+def _line_heads(text: str) -> list[int]:
+    """Where each line's text starts after its markdown lead (``**``, ``#``, ``>``, ``-``, spaces)."""
+    heads, start = [], 0
+    while True:
+        heads.append(_LEAD.match(text, start).end())
+        newline = text.find("\n", start)
+        if newline < 0:
+            return heads
+        start = newline + 1
+
+
+def _criterion_values(text: str, heads: list[int], name: str) -> set[tuple[str, str | None]]:
+    """The (value, denominator) of every ``<name>: X/Y`` line, read as the multiline pattern above would.
+
+    Each candidate is a line starting with the name (case-insensitive); the value and the
+    denominator may sit on following lines, as ``\\s`` allows. A match ends where the pattern's
+    would, so a later candidate it covered is skipped; every run scanned ends at the next non-space
+    character, so the reply is read a bounded number of times in all.
+    """
+    found: set[tuple[str, str | None]] = set()
+    folded, size, end_of_last = name.lower(), len(name), 0
+    for head in heads:
+        if head < end_of_last or text[head : head + size].lower() != folded:
+            continue
+        position = _SPACE_STAR.match(text, head + size).end()
+        if text[position : position + 1] != ":":
+            continue
+        value = _VALUE.match(text, _SPACE_STAR.match(text, position + 1).end())
+        if value is None:
+            continue
+        end = _line_end(text, value.end())
+        after = _SPACE_STAR.match(text, value.end()).end()
+        digits = (
+            _DIGITS.match(text, _SPACE_STAR.match(text, after + 1).end()) if text[after : after + 1] == "/" else None
+        )
+        of_end = _line_end(text, digits.end()) if digits else None
+        if of_end is not None:
+            found.add((ascii_digits(value.group()), ascii_digits(digits.group())))
+            end_of_last = of_end
+        elif end is not None:
+            found.add((ascii_digits(value.group()), None))
+            end_of_last = end
+    return found
+
+
+def _line_end(text: str, position: int) -> int | None:
+    """Where ``[\\s*.]*$`` (multiline) matching from `position` ends, or None when it cannot match there."""
+    run = _SPACE_STAR_DOT.match(text, position)
+    if run.end() == len(text):
+        return run.end()
+    newline = text.rfind("\n", position, run.end())
+    return newline if newline >= 0 else None
 
 
 def criterion_key(name: str) -> str:

@@ -31,7 +31,6 @@ re-asked by the judge and then counted invalid, never scored.
 
 from __future__ import annotations
 
-import ast
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from typing import Any
 
 from metric_plugins.judge.parsing import Parsed, invalid
 from metric_plugins.judge.prompts.base import JudgePrompt, read_text
+from metric_plugins.text_parsing import LiteralError, json_value, python_literal, reply_too_long
 
 UPSTREAM = "MAGAer13/DeCapBench@9f3fb10896608e5134b3f7966d8b1b7f93f47835 eval/evaluation_decapbench.py"
 SYSTEM = "You are a helpful assistant."  # upstream text_message_creator / multimodal_message_creator default
@@ -52,7 +52,10 @@ def parse_json_reply(text: str) -> Any | None:
     ``ast.literal_eval`` and ``json.loads``; then also without any backtick. ``literal_eval``
     reads Python-style replies (single quotes, ``None``), ``json.loads`` JSON ones (``null``,
     ``true``); here every candidate is tried with both, which accepts nothing upstream would
-    read differently.
+    read differently. No ``literal_eval`` here: `metric_plugins.text_parsing.python_literal`
+    reads the literals a reply holds (lists, dicts, strings, numbers, None/True/False) in one
+    linear pass with a depth bound, and `json_value` is ``json.loads`` with that bound, so a
+    reply nested 100,000 deep is None, not a RecursionError.
 
     >>> parse_json_reply('Sure!\\n```json\\n[{"fact": "A cat.", "relevance": 1}]\\n```')
     [{'fact': 'A cat.', 'relevance': 1}]
@@ -65,10 +68,10 @@ def parse_json_reply(text: str) -> Any | None:
     fenced = tail.split("```")[0].strip("\n")
     flat = tail.strip("`").strip().strip("\n").replace("\n", "")
     for candidate in (fenced, flat, flat.replace("`", "")):
-        for reader in (ast.literal_eval, json.loads):
+        for reader in (python_literal, json_value):
             try:
                 return reader(candidate)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            except LiteralError:
                 continue
     return None
 
@@ -94,6 +97,8 @@ class FactList:
 
     def facts(self, text: str) -> list[dict[str, Any]]:
         """The list of fact objects in `text`; ValueError with the reason when it is not a valid reply."""
+        if too_long := reply_too_long(text):
+            raise ValueError(too_long)
         data = parse_json_reply(text)
         if data is None:
             raise ValueError("no JSON list in the reply")
