@@ -115,11 +115,11 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
-def write_lm_eval(run: FakeRun, out: Path) -> Path:
-    """``<out>/<model>/results_<ts>.json`` and a ``samples_<task>_<ts>.jsonl`` per leaf task, as lm-eval writes."""
-    stamp = STAMP["lm-eval"]
+def write_lm_eval(run: FakeRun, out: Path, stamp: str = STAMP["lm-eval"], config: dict | None = None) -> Path:
+    """``<out>/<model>/results_<ts>.json`` and a ``samples_<task>_<ts>.jsonl`` per leaf task, as lm-eval writes
+    (`config`: more of lm-eval's ``config`` entries; a second stamp adds an entry's files beside the first's)."""
     folder = out / run.model.replace("/", "__")
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     results = {}
     for task, metrics in run.results.items():
         if task.startswith("arabculture_mcq_en_none_"):
@@ -135,7 +135,7 @@ def write_lm_eval(run: FakeRun, out: Path) -> Path:
         "group_subtasks": {},
         "configs": {leaf: {} for leaf in leaves},
         "versions": {},
-        "config": {"model": "hf", "model_args": f"pretrained={run.model}", "limit": None},
+        "config": {"model": "hf", "model_args": f"pretrained={run.model}", "limit": None, **(config or {})},
         "model_name": run.model,
         "lm_eval_version": "0.4.13",
     }

@@ -15,6 +15,15 @@ _LOCATIONS = (("None", "none"), ("R", "region"), ("R+C", "region_country"))
 _HEADLINE_TASKS = tuple(
     f"arabculture_{formulation}_{HEADLINE[0]}_{HEADLINE[1]}" for formulation in ("mcq", "completion")
 )
+# Per-item breakdowns and the scorecard read the headline MCQ task, else whatever variant a run has (the
+# README's example runs arabculture_mcq_ar_region_country): MCQ before completion, English before Arabic.
+_VARIANT_POOLS = tuple(
+    (f"arabculture_{formulation}_{language}_{location}",)
+    for formulation in ("mcq", "completion")
+    for language in ("en", "ar")
+    for _, location in _LOCATIONS
+)
+_POOLS = ((_HEADLINE_TASKS[0],), *(pool for pool in _VARIANT_POOLS if pool != (_HEADLINE_TASKS[0],)))  # headline first
 
 
 def _accuracy_table(language: str, key: str, title: str, source: str) -> ResultsTable:
@@ -52,7 +61,7 @@ REPORT = Report(
             "arabculture_by_country",
             "ArabCulture MCQ accuracy (%) by country",
             "Tables 4/6 (L176-195)",
-            (_HEADLINE_TASKS[:1],),
+            _POOLS,
             "acc",
             document_field("country"),
             "country",
@@ -62,7 +71,7 @@ REPORT = Report(
             "arabculture_by_region",
             "ArabCulture MCQ accuracy (%) by region",
             "Tables 4/6 (L176-195)",
-            (_HEADLINE_TASKS[:1],),
+            _POOLS,
             "acc",
             document_field("region"),
             "region",
@@ -72,7 +81,7 @@ REPORT = Report(
             "arabculture_by_country_cs",
             "ArabCulture MCQ accuracy (%) by country, CS vs ¬CS",
             "Table 4 (L176-195)",
-            (_HEADLINE_TASKS[:1],),
+            _POOLS,
             "acc",
             country_and_cs,
             "country, CS",
@@ -82,7 +91,7 @@ REPORT = Report(
             "arabculture_by_topic",
             "ArabCulture MCQ accuracy (%) by topic",
             "Table 5 (L196-210)",
-            (_HEADLINE_TASKS[:1],),
+            _POOLS,
             "acc",
             document_field("topic"),
             "topic",
@@ -91,10 +100,10 @@ REPORT = Report(
     ),
     scorecard=ScorecardColumn(
         "ArabCulture",
-        (_HEADLINE_TASKS[:1],),
+        _POOLS,
         "acc",
         document_field("country"),
         scale=100,
-        note="MCQ accuracy (%), English prompt, no location: the country's items",
+        note="MCQ accuracy (%), English prompt, no location (else the variant the run has): the country's items",
     ),
 )
