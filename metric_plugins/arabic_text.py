@@ -21,6 +21,9 @@ fold is a named option, all on by default (`Normalization`):
 - ``ya``: ى (alef maksura) -> ي (interchanged, notably in Egyptian writing).
 - ``ta_marbuta``: ة -> ه (interchanged in dialect writing).
 
+Both functions are linear on any text (`metric_plugins.text_parsing`'s rule): translations and
+single character-class patterns, no backtracking.
+
 Digits are kept (Arabic-Indic digits become ASCII, so ٣ and 3 are one token), Latin letters are
 lower-cased, and punctuation separates tokens without being one.
 

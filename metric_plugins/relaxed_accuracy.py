@@ -13,6 +13,9 @@ answer" (paper L182), reported x100. Three variants, all returning 100.0 or 0.0:
   accepts a prediction that is a *prefix of* the ground truth. Kept as a named compatibility
   metric only: it scores an **empty answer as correct** and "Sa" as a match for "Saman dance".
 
+`normalize_answer` is linear on any text (`metric_plugins.text_parsing`'s rule): whitespace is
+collapsed first, and its one pattern is anchored with no two quantifiers over the same characters.
+
 Examples:
     >>> relaxed_match("Saman dance, performed by boys", "Saman dance")
     100.0

@@ -64,6 +64,18 @@ def _all_scores(
     ]
 
 
+def all_sentence_scores(
+    predictions: Sequence[str],
+    references: Sequence[str],
+    *,
+    mode: Mode = "arabic",
+    normalization: Normalization = DEFAULT,
+    measure: Measure = "fmeasure",
+) -> list[dict[str, float]]:
+    """ROUGE-1, ROUGE-2 and ROUGE-L per pair, x100, from one scoring pass (rouge-score computes the three at once)."""
+    return _all_scores(predictions, references, mode, normalization, measure)
+
+
 def sentence_scores(
     predictions: Sequence[str],
     references: Sequence[str],

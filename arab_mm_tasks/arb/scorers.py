@@ -7,12 +7,16 @@ reproduces Table 4's GPT-4.1 row from the released outputs, tests/test_arb_table
 F1 with the pinned Arabic encoder and LaBSE the pinned LaBSE (`metric_plugins.models`, overridable by
 ``ARAB_MM_BERTSCORE_MODEL`` / ``ARAB_MM_LABSE_MODEL``). The paper names neither BERTScore's model
 nor its measure (docs/fidelity.md).
+
+ROUGE-1, -2 and -L come from one rouge-score pass per run: the three scorers share it through a
+small cache keyed by the run's texts, so each pair is scored once, not three times.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import lru_cache
 
 from arab_mm_tasks.arb.answers import response_steps
 from metric_plugins import bertscore as bertscore_metric
@@ -31,9 +35,15 @@ def bleu(predictions: Sequence[str], targets: Sequence[str]) -> list[float]:
     return bleu_metric.sentence_scores(*texts(predictions, targets), mode="arb")
 
 
+@lru_cache(maxsize=2)
+def _rouge_all(predictions: tuple[str, ...], targets: tuple[str, ...]) -> tuple[dict[str, float], ...]:
+    """ROUGE-1/2/L of each pair, computed once for the three scorers called on the same run."""
+    return tuple(rouge_metric.all_sentence_scores(*texts(predictions, targets), mode="arb"))
+
+
 def _rouge(rouge_type: str):
     def scorer(predictions: Sequence[str], targets: Sequence[str]) -> list[float]:
-        return rouge_metric.sentence_scores(*texts(predictions, targets), rouge_type=rouge_type, mode="arb")
+        return [scores[rouge_type] for scores in _rouge_all(tuple(predictions), tuple(targets))]
 
     scorer.__name__ = rouge_type
     return scorer
