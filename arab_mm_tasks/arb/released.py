@@ -5,7 +5,9 @@ or the predictions file a build writes from it.
 model's output columns) becomes (document, response) pairs for `arab-mm-tasks score` and
 `arab-mm-tasks judge`: the document is the gold record (no image: no metric needs one) and the
 response is the model's steps followed by ``الجواب هو: <its answer>``, which the task's extraction
-splits back into exactly the released steps and answer. ``question`` and ``choices`` may be absent
+splits back into exactly the released steps (all 1,356 GPT-4.1 rows, tests/test_arb_parsing.py) and
+the released answer; an answer that restates a marker itself (``الجواب النهائي: ب``, 15 rows) comes
+back as the text after its last marker. ``question`` and ``choices`` may be absent
 (the answer judge then sees an empty question).
 
 A built folder's ``predictions/<model>.jsonl`` (`dataset_builders.arb.builder.write_predictions`)
@@ -14,9 +16,7 @@ holds the same responses by row id; its documents are that folder's gold rows (c
 
 from __future__ import annotations
 
-import csv
 import json
-import lzma
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,14 +29,23 @@ REQUIRED = ("image_id", "answer", "steps", CATEGORY)
 
 
 def compose_response(steps: str, answer: str) -> str:
-    """A released (steps, answer) pair as one response the task's extraction splits back exactly."""
+    """A released (steps, answer) pair as one response whose steps the task's extraction splits back exactly
+    (the answer line starts at its first marker, `arab_mm_tasks.arb.answers.split_response`)."""
     return f"{steps.strip()}\n\nالجواب هو: {answer.strip()}"
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
-    opener = lzma.open if path.suffix == ".xz" else open
-    with opener(path, "rt", encoding="utf-8", newline="") as stream:
-        return list(csv.DictReader(stream))
+    """The CSV's rows by header, read as the builder reads it: a cut, undecodable or ragged file is one line."""
+    from dataset_builders.arb.source import csv_rows
+
+    rows = csv_rows(path)
+    header = next(rows, [])
+    records = []
+    for index, fields in enumerate(rows):
+        if len(fields) != len(header):
+            raise RecordError(f"{path.name} row {index}: has {len(fields)} cells, the header has {len(header)}")
+        records.append(dict(zip(header, fields, strict=True)))
+    return records
 
 
 def released_models(header: list[str]) -> list[str]:

@@ -48,7 +48,7 @@ class Source:
 # csv's default cell limit is 131,072 characters; the longest released cell is a few thousand. A cell
 # over this bound is reported (file, row), never read into memory whole by accident of a missing quote.
 MAX_CELL_CHARS = 4 * 2**20
-ROW_PROBLEM = "\x00row problem"  # key of a record whose row is malformed (no CSV header can hold NUL: checked)
+ROW_PROBLEM = "\x00row problem"  # key of a record whose row is malformed (no CSV line may hold a NUL: checked)
 _BOMS = {b"\xff\xfe": "UTF-16 (little-endian)", b"\xfe\xff": "UTF-16 (big-endian)"}
 
 
@@ -77,6 +77,11 @@ class _Lines:
                     f"{self.path}: line {self.number} ({_where(self.row)}) is not UTF-8 text ({err.reason} at byte "
                     f"{err.start} of the line){cut}"
                 ) from None
+            if "\x00" in text:  # never in text; in UTF-16 without a BOM, every other byte of Latin text
+                raise SourceError(
+                    f"{self.path}: line {self.number} ({_where(self.row)}) holds a NUL byte: not UTF-8 text "
+                    "(UTF-16 without a BOM?)"
+                )
             self.last = text.removeprefix("\ufeff") if self.number == 1 else text  # a BOM, as Excel writes one
             yield self.last
 
@@ -90,8 +95,8 @@ def csv_rows(path: Path) -> Iterator[list[str]]:
 
     Named by file and row (``csv row N``, the data row's index, as the builder names records):
     text that is not UTF-8 (UTF-16, Latin-1, a character split by a cut), EOF inside a quoted field
-    (csv reads that silently as a shorter last cell), a last row with fewer cells and no final
-    newline (a cut between cells), a cell over `MAX_CELL_CHARS`, and a cut or corrupt ``.xz``.
+    (csv reads that silently as a shorter last cell), a last row with no final newline (a cut in
+    or between its unquoted cells), a cell over `MAX_CELL_CHARS`, and a cut or corrupt ``.xz``.
     """
     csv.field_size_limit(max(csv.field_size_limit(), MAX_CELL_CHARS))
     with _binary(path) as raw:
@@ -108,10 +113,12 @@ def csv_rows(path: Path) -> Iterator[list[str]]:
                         yield held
                     width, held = width or len(fields), fields
                     lines.row += 1
-            if held is not None and lines.row > 0 and len(held) < width and not lines.last.endswith(("\n", "\r")):
+            if held is not None and lines.row > 0 and not lines.last.endswith(("\n", "\r")):
+                # Its last cell may be cut short (a whole CSV, as the authors', ends its last row with a newline).
+                cells = f"has {len(held)} of the header's {width} cells and " if len(held) < width else ""
                 raise SourceError(
-                    f"{path}: {_where(lines.row - 1)} has {len(held)} of the header's {width} cells and the file ends "
-                    "there without a newline: it is cut"
+                    f"{path}: {_where(lines.row - 1)} {cells}the file ends there without a newline: it is cut "
+                    "(if that row is whole, end the file with a newline)"
                 )
             if held is not None:
                 yield held
@@ -157,9 +164,9 @@ def read_csv(path: str | os.PathLike[str]) -> Source:
     missing = [c for c in CSV_REQUIRED if c not in header]
     if missing:
         raise SourceError(f"{file}: not ARB's CSV release, columns {missing} missing (it has {header})")
-    repeated = sorted({c for c in header if header.count(c) > 1 or "\x00" in c})
+    repeated = sorted({c for c in header if header.count(c) > 1})
     if repeated:
-        raise SourceError(f"{file}: the header repeats (or holds a NUL in) columns {repeated}")
+        raise SourceError(f"{file}: the header repeats columns {repeated}")
     models = sorted({m["model"] for c in header if (m := MODEL_COLUMN.match(c))})
     for model in models:
         safe_file_name(model, what=f"{file}: the model name of columns {model + '-steps'!r}/{model + '-answers'!r}")
