@@ -32,6 +32,7 @@ from typing import Any
 
 from arab_mm_tasks.core.registry import all_families, all_specs, get_spec
 from arab_mm_tasks.core.spec import TaskSpec
+from arab_mm_tasks.report.escape import csv_cell
 
 _RUN_FILE = re.compile(r"^(samples_.+\.jsonl|details_.+\|\d+_.+\.parquet)$")
 Key = tuple[str, str]  # (model label, record id)
@@ -176,7 +177,7 @@ def write(scores: SampleScores, out: Path | None) -> str:
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=scores.columns, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows([{k: csv_cell(v) for k, v in row.items()} for row in rows])  # labels, ids: no formulas
         text = buffer.getvalue()
     if out is not None:
         out.write_text(text, encoding="utf-8")
