@@ -280,10 +280,10 @@ def test_the_byte_level_faults_are_all_in_the_corpus():
 
 
 def test_kill_and_restart_with_always_failing_items_first_grows_the_cache_every_round_then_finishes(tmp_path):
-    # each failing item is told to come back in 20 s (429 + Retry-After): retried in place, 24 of them would hold
-    # all 8 workers for 2 minutes before any other item is asked, so no round would add anything
+    # each failing item is told to come back in 12 s (429 + Retry-After): retried in place, 24 of them would hold
+    # all 8 workers for over a minute before any other item is asked, so no round would add anything
     failing, good = 24, 120
-    answers = [f"answer {i} [[fault=429]][[retry_after=20]]" for i in range(failing)]
+    answers = [f"answer {i} [[fault=429]][[retry_after=12]]" for i in range(failing)]
     answers += [f"answer {i}" for i in range(good)]
     samples = write_samples(tmp_path, answers)
     cache = tmp_path / "judge.sqlite"
@@ -294,7 +294,7 @@ def test_kill_and_restart_with_always_failing_items_first_grows_the_cache_every_
         seen = [0]
         for _ in range(3):  # killed as soon as it has added a judgement: before the failing items gave up
             proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 25
             while rows(cache) <= seen[-1] and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.05)
             proc.send_signal(signal.SIGKILL)

@@ -254,10 +254,11 @@ def public_url(url: str) -> str:
 
 def _to_openai(message: Message) -> dict[str, Any]:
     """A chat turn in the OpenAI format: plain text, or content parts with ``data:`` image URLs."""
+    body_text = storable_text(message.text)  # a generation may hold a lone surrogate, which no JSON body can send
     if not message.images:
-        return {"role": message.role, "content": message.text}
+        return {"role": message.role, "content": body_text}
     images = [{"type": "image_url", "image_url": {"url": data_url(image)}} for image in message.images]
-    text = [{"type": "text", "text": message.text}]
+    text = [{"type": "text", "text": body_text}]
     return {"role": message.role, "content": images + text if message.images_first else text + images}
 
 
