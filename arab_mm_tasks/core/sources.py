@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import glob
 import hashlib
 import os
 import re
@@ -303,30 +304,173 @@ def local_dataset_cache_dir(folder: Path) -> Path:
     return Path(config.HF_DATASETS_CACHE) / "arab-mm-tasks" / key
 
 
+_CARD_HEADER = re.compile(r"\A\s*---[\r\n]+([\S\s]*?)[\r\n]+---(?:\r\n|\n|$)")  # as huggingface_hub reads it
+_REMOTE = re.compile(r"://|::")  # fsspec URLs (hf://, https://, zip://...::) name data outside the folder
+
+
+def card_header(folder: Path) -> dict[str, Any]:
+    """The YAML header of a local folder's README.md card ({} without one), parsed with `yaml.safe_load` only.
+
+    A card that is not UTF-8, whose header does not parse or holds a Python tag (``!!python/object``,
+    never constructed, let alone run), or is not a mapping is a `DataSourceError` naming the card.
+    """
+    import yaml
+
+    card = folder / "README.md"
+    if not card.is_file():
+        return {}
+    raw = card.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DataSourceError(
+            f"{card}: not UTF-8 text (byte {raw[err.start]:#04x} at offset {err.start}): a dataset card is UTF-8"
+        ) from None
+    if not text.lstrip().startswith("---"):
+        return {}  # a card without a YAML header: `datasets` reads the folder's layout
+    match = _CARD_HEADER.match(text)
+    if match is None:
+        raise DataSourceError(f"{card}: its YAML header has no closing '---' line")
+    try:
+        front = yaml.safe_load(match[1])
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 2}: " if mark is not None else ""
+        problem = " ".join(str(getattr(err, "problem", None) or err).split())[:200]
+        raise DataSourceError(
+            f"{card}: its YAML header does not parse ({where}{problem}); plain YAML only, "
+            "tags such as !!python/object are refused"
+        ) from None
+    if front is None:
+        return {}
+    if not isinstance(front, dict):
+        raise DataSourceError(f"{card}: its YAML header is a {type(front).__name__}, not a mapping of card fields")
+    return front
+
+
+def _declared_files(front: dict[str, Any], folder: Path, config: str) -> list[str] | None:
+    """The data file patterns (and data_dir) the card declares for `config`; None where it declares none."""
+    configs = front.get("configs")
+    if configs is None:
+        return None
+    card = folder / "README.md"
+    if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
+        raise DataSourceError(f"{card}: 'configs' is not a list of mappings (config_name, data_files)")
+    declared = [c for c in configs if c.get("config_name", "default") == config]
+    if not declared:
+        return None
+    patterns: list[Any] = []
+    data_files = declared[0].get("data_files")
+    entries = list(data_files.values()) if isinstance(data_files, dict) else _as_list(data_files)
+    for entry in entries:
+        patterns += _as_list(entry.get("path")) if isinstance(entry, dict) else _as_list(entry)
+    if declared[0].get("data_dir") is not None:
+        patterns.append(declared[0]["data_dir"])
+    bad = next((p for p in patterns if not isinstance(p, str) or not p.strip()), "")
+    if bad != "":
+        raise DataSourceError(f"{card}: config {config!r} has the data file {bad!r:.80}, not a path pattern")
+    return patterns
+
+
+def _inside_folder(folder: Path, name: str, config: str) -> Path:
+    """`name` (a card's data file pattern, or a file found by one) resolved inside `folder`, else one line.
+
+    The rule every release path follows (`dataset_builders.core.paths.resolve_inside`: no absolute
+    path, no ``..`` out, no link out), plus no URL: a local build's data stays inside its folder.
+    """
+    from dataset_builders.core.paths import resolve_inside
+    from dataset_builders.core.reading import BadRecord
+
+    card = folder / "README.md"
+    if _REMOTE.search(name):
+        raise DataSourceError(
+            f"{card}: config {config!r} names the data files {name!r:.200}, a URL: a local build's data stays "
+            f"inside its folder {folder}"
+        )
+    try:
+        return resolve_inside(folder, name, record=str(card), field="data_files")
+    except BadRecord as err:
+        raise DataSourceError(
+            f"{card}: config {config!r} data file {err.problem}: a local build's data stays inside its folder {folder}"
+        ) from None
+
+
+def config_files(folder: Path, config: str) -> list[Path]:
+    """The files `datasets` reads for `config` of a local folder, each checked to lie inside it.
+
+    Those the card's ``data_files`` (and ``data_dir``) for the config match, else those under
+    ``data/<config>/`` (our builders' layout). Raises `DataSourceError` for a pattern or a file
+    (a link) that leads out of the folder, or a card that cannot be read (`card_header`).
+    """
+    patterns = _declared_files(card_header(folder), folder, config)
+    if patterns is None:
+        patterns = [f"data/{config}"] if (folder / "data" / config).is_dir() else []
+    files: set[Path] = set()
+    for pattern in patterns:
+        _inside_folder(folder, pattern, config)
+        # `glob` (not `Path.glob`) takes a pattern with `..` in it, as `datasets` does
+        for match in glob.glob(pattern, root_dir=folder, recursive=True):
+            found = (folder / match).rglob("*") if (folder / match).is_dir() else [folder / match]
+            for file in found:
+                if file.is_file() or file.is_symlink():
+                    resolved = _inside_folder(folder, os.path.relpath(file, folder), config)
+                    if not any(part.startswith(".") for part in resolved.relative_to(folder.resolve()).parts):
+                        files.add(resolved)
+    return sorted(files)
+
+
+def _check_parquet(file: Path) -> None:
+    """A `DataSourceError` naming `file` if it is empty or not a whole parquet file (its footer is read, no rows)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if file.stat().st_size == 0:
+        raise DataSourceError(f"{file}: an empty file (0 bytes), not parquet data: the build was cut; rebuild it")
+    try:
+        pq.read_metadata(file)
+    except (pa.ArrowException, OSError) as err:
+        reason = " ".join(str(err).split())[:200] or type(err).__name__
+        raise DataSourceError(
+            f"{file}: not a readable parquet file ({reason}): truncated or corrupt; rebuild it"
+        ) from None
+
+
 def _read_from_others(folder: Path, config: str) -> bool:
     """Whether the folder's card declares `config` as read from other configs' folders, all present
     (a config written nowhere of its own: ARB's ``all`` is its domains' shards)."""
-    card = folder / "README.md"
-    text = card.read_text(encoding="utf-8") if card.is_file() else ""
-    if not text.startswith("---\n"):
-        return False
-    import yaml
-
-    front = yaml.safe_load(text[4 : text.find("\n---", 4)]) or {}
-    declared = [c for c in front.get("configs") or [] if isinstance(c, dict) and c.get("config_name") == config]
-    paths = [p for c in declared for f in c.get("data_files") or [] for p in _as_list(f.get("path"))]
+    paths = _declared_files(card_header(folder), folder, config) or []
     return bool(paths) and all((folder / path).parent.is_dir() for path in paths)
 
 
-def _as_list(value: Any) -> list[str]:
-    return [value] if isinstance(value, str) else list(value or [])
+def _as_list(value: Any) -> list[Any]:
+    return [value] if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else []
 
 
 def check_config(folder: Path, config: str, benchmark: str | None = None) -> None:
-    """Refuse a built folder that lacks `config`, naming what it holds and what it lacks.
+    """Refuse, in one line, a local folder `datasets` could not load `config` from, or should not.
 
-    Without this, `datasets` fails deep inside a group run with ``BuilderConfig 'UAE' not found``.
+    Cheap (the card and the parquet footers are read, no rows), so the harnesses and the preflight
+    call it before `datasets` loads anything. Refused: a card that is not UTF-8, does not parse or
+    holds a Python tag (`card_header`); data files named outside the folder (`config_files`); a
+    config it lacks (naming what it holds and what it lacks; `datasets` would fail deep inside a
+    group run with ``BuilderConfig 'UAE' not found``); a config with no data files; a parquet file
+    that is empty or truncated.
     """
+    _check_present(folder, config, benchmark)
+    files = config_files(folder, config)
+    declared = _declared_files(card_header(folder), folder, config)
+    if not files and (declared is not None or (folder / "data" / config).is_dir()):
+        where = "none matches its card's data_files" if declared else f"{folder / 'data' / config} holds none"
+        raise DataSourceError(
+            f"{folder}: config {config!r} has no data files ({where}): an empty config folder; rebuild it"
+        )
+    for file in files:
+        if file.suffix == ".parquet":
+            _check_parquet(file)
+
+
+def _check_present(folder: Path, config: str, benchmark: str | None) -> None:
+    """Refuse a built folder that lacks `config`, naming what it holds and what it lacks."""
     data = folder / "data"
     if not data.is_dir() or (data / config).is_dir() or _read_from_others(folder, config):
         return  # not our builders' layout (datasets decides), or the config is there (or read from others')
@@ -354,8 +498,17 @@ def load_split(source: DatasetSource, config: str, split: str, benchmark: str | 
         cache_dir = str(local_dataset_cache_dir(folder))
     try:
         return datasets.load_dataset(path, config, split=split, revision=revision, cache_dir=cache_dir)
-    except (ConnectionError, OSError) as err:  # datasets' and huggingface_hub's Hub errors are both
-        raise _hub_error(source, err, benchmark or source.benchmark, config) from err
+    except Exception as err:
+        if cache_dir is not None:  # a local folder `check_config` passed that `datasets` still cannot read
+            raise DataSourceError(f"{folder}: `datasets` cannot load config {config!r}: {_first_line(err)}") from err
+        if isinstance(err, ConnectionError | OSError):  # datasets' and huggingface_hub's Hub errors are both
+            raise _hub_error(source, err, benchmark or source.benchmark, config) from err
+        raise
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:300] if text else type(err).__name__
 
 
 def _hub_error(
