@@ -1,0 +1,123 @@
+"""`arab-mm-tasks evaluate`, the installed command, when things are missing or cut: everything missing is said
+at once before the model loads; a metric without its model runs as "not computed" when asked; no --device
+means the CPU here; no credential is printed; a half-written samples file makes its entry run again."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from arb_fixtures import arb_corpus, build_arb_hub_dir, marked_rows
+from helpers import console_script
+
+pytestmark = pytest.mark.slow
+
+SECRET = "hf_NotARealTokenButShaped1234"
+
+
+def _evaluate(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [console_script("arab-mm-tasks"), "evaluate", *args], env=env, cwd=cwd, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+
+
+@pytest.fixture()
+def env(cli_env, tmp_path) -> dict[str, str]:
+    """Offline, an empty Hugging Face cache, no encoder or judge named."""
+    drop = ("ARAB_MM_BERTSCORE_MODEL", "ARAB_MM_LABSE_MODEL", "ARAB_MM_ALDI_MODEL", "ARAB_MM_JUDGE_MODEL")
+    clean = {k: v for k, v in cli_env.items() if k not in drop}
+    return {**clean, "HF_HUB_CACHE": str(tmp_path / "hf-cache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+
+
+@pytest.fixture(scope="module")
+def arb_csv_only(tmp_path_factory) -> Path:
+    """ARB built from the authors' CSV without ``--images-dir``: rows without images."""
+    from dataset_builders.arb import build
+
+    root = tmp_path_factory.mktemp("arb-csv")
+    header, rows = marked_rows()
+    with (root / "arb.csv").open("w", encoding="utf-8", newline="") as stream:
+        writer = csv.DictWriter(stream, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    build(root / "hub", csv=root / "arb.csv")
+    return root / "hub"
+
+
+def test_everything_missing_is_listed_at_once_and_the_model_is_never_loaded(tmp_path, env, arb_csv_only):
+    missing = tmp_path / "no-arabculture"
+    proc = _evaluate(
+        ["--model", "hf-multimodal", "--model_args", f"pretrained={tmp_path / 'no-model'},token={SECRET}",
+         "--tasks", "arabculture_mcq_en_none,jeem_caption_egyptian,arb_ocr", "--output_path", str(tmp_path / "out"),
+         "--dataset-path", f"arabculture={missing}", "--dataset-path", f"arb={arb_csv_only}"],
+        env, tmp_path,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    problems = [line for line in proc.stderr.splitlines() if line.startswith("  - ")]
+    assert len(problems) == 6, proc.stderr
+    assert f"dataset folder '{missing}' does not exist" in problems[0]
+    assert "the authors' release toloka/JEEM cannot be fetched" in proc.stderr
+    assert f"{arb_csv_only} was built without images" in proc.stderr and "--images-dir" in proc.stderr
+    for key in ("BERTSCORE", "ALDI", "LABSE"):
+        assert f"ARAB_MM_{key}_MODEL" in proc.stderr
+    assert "no model was loaded; --skip-unavailable-metrics runs without a metric" in proc.stderr
+    assert "loading model" not in out and "Traceback" not in out  # the model path does not exist: never tried
+    assert SECRET not in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_no_device_runs_on_the_cpu_no_token_printed_and_a_cut_samples_file_reruns(
+    tmp_path, env, tiny_lm_dir, arabculture_hub_dir
+):
+    out = tmp_path / "runs"
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_lm_dir},token={SECRET}", "--tasks",
+            "arabculture_mcq_en_none", "--output_path", str(out), "--limit", "2",
+            "--dataset-path", f"arabculture={arabculture_hub_dir}"]  # fmt: skip
+    first = _evaluate(args, env, tmp_path)  # no --device: this machine has no CUDA
+    log = first.stdout + first.stderr
+    assert first.returncode == 0, log
+    assert f"loading model hf (pretrained={tiny_lm_dir},token=<redacted>) on cpu" in first.stdout
+    assert SECRET not in log
+    (samples,) = out.rglob("samples_arabculture_mcq_en_none_egypt_*.jsonl")
+    lines = samples.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert len(lines) == 2
+
+    again = _evaluate(args, env, tmp_path)
+    assert "finished earlier, kept" in again.stdout and "loading model" not in again.stdout
+
+    samples.write_text(lines[0] + lines[1][: len(lines[1]) // 2], encoding="utf-8")  # killed while writing
+    third = _evaluate(args, env, tmp_path)
+    assert third.returncode == 0, third.stdout + third.stderr
+    assert "finished earlier" not in third.stdout
+    assert "[1/1] arabculture_mcq_en_none: running" in third.stdout
+    assert len(list(out.rglob("results_*.json"))) == 2  # the entry ran again, into a new results file
+
+
+def test_skip_unavailable_metrics_runs_and_names_what_was_not_computed(tmp_path, env):
+    from arab_mm_tasks.testing.tiny_model import build_tiny_vlm
+
+    hub = build_arb_hub_dir(tmp_path / "arb")
+    model = build_tiny_vlm(tmp_path / "tiny-vlm", arb_corpus())
+    out = tmp_path / "runs"
+    args = ["--model", "hf-multimodal", "--model_args", f"pretrained={model}", "--tasks", "arb_ocr",
+            "--output_path", str(out), "--limit", "1", "--gen_kwargs", "max_gen_toks=8", "--device", "cpu",
+            "--dataset-path", f"arb={hub}"]  # fmt: skip
+    refused = _evaluate(args, env, tmp_path)
+    assert refused.returncode == 1 and "loading model" not in refused.stdout
+    assert "ARAB_MM_BERTSCORE_MODEL" in refused.stderr and "ARAB_MM_LABSE_MODEL" in refused.stderr
+
+    ran = _evaluate([*args, "--skip-unavailable-metrics"], env, tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "arb_ocr: ran (not computed: bertscore, labse, model unavailable)" in ran.stdout
+    (results_file,) = out.rglob("results_*.json")
+    results = json.loads(results_file.read_text(encoding="utf-8"))
+    assert set(results["not_computed"]) == {"bertscore", "labse"}
+    assert "ARAB_MM_LABSE_MODEL" in results["not_computed"]["labse"]
+    scores = results["results"]["arb_ocr"]
+    assert scores["bertscore_unscored,none"] == 1 and scores["labse_unscored,none"] == 1
+    assert scores["bleu_unscored,none"] == 0  # the metrics that need no model are computed
