@@ -236,9 +236,10 @@ def optional_text(record: Mapping[str, Any], mapping: ColumnMap, name: str, rid:
 
 def record_id(record: Mapping[str, Any], mapping: ColumnMap, rid: str) -> str:
     value = _get(record, mapping, "image_id")
-    if value is None or isinstance(value, bool) or not str(value).strip():
+    # An id is a string or an integer; a list or an object is not one (its str() would pass for one).
+    if value is None or isinstance(value, bool) or not isinstance(value, int | str) or not str(value).strip():
         raise JeemRecordError(
-            rid, mapping.columns["image_id"], "is missing" if value is None else f"is {value!r}, not an id"
+            rid, mapping.columns["image_id"], "is missing" if value is None else f"is {value!r:.80}, not an id"
         )
     return str(value).strip()
 
