@@ -49,9 +49,9 @@ def _draw(
     shown = np.ma.masked_invalid(values)
     image = axes.imshow(shown, aspect="auto", cmap="viridis")
     figure.colorbar(image, ax=axes, fraction=0.03, pad=0.02)
-    axes.set_xticks(range(len(columns)), list(columns), rotation=45, ha="right", fontsize=8)
-    axes.set_yticks(range(len(rows)), list(rows), fontsize=8)
-    axes.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=10)
+    axes.set_xticks(range(len(columns)), [_label(c) for c in columns], rotation=45, ha="right", fontsize=8)
+    axes.set_yticks(range(len(rows)), [_label(r) for r in rows], fontsize=8)
+    axes.set_title("\n".join(textwrap.wrap(_label(title), 70)), fontsize=10)
     finite = values[np.isfinite(values)]
     middle = (finite.min() + finite.max()) / 2 if finite.size else 0.0
     for i, row in enumerate(rows):
@@ -70,3 +70,8 @@ def _draw(
     figure.savefig(buffer, format="png")
     plt.close(figure)
     return buffer.getvalue()
+
+
+def _label(text: str) -> str:
+    """A label from run files on one line, control characters (tab, CR) as spaces: drawn as text."""
+    return "".join(" " if not ch.isprintable() else ch for ch in " ".join(str(text).splitlines()))
