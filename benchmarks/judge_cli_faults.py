@@ -3,8 +3,12 @@
 Writes an lm-eval ``--predict_only`` samples file of N `gimmick_ckqa_n` samples; every fifth
 answer carries a loopback fault marker (`metric_plugins.judge.loopback`), cycling through
 transient faults that clear after one or two requests (500, 429, a truncated body, a body
-that is not JSON, each malformed-200 shape) and lasting ones: a malformed 200 on every request
-(the sample fails), an unparsable reply (invalid) and a reply as content parts (valid). The
+that is not JSON, each malformed-200 shape, and the byte-level faults: JSON nested 100,000
+deep, an SSE stream, a gzip header on a plain body, a redirect loop, an HTML page, 10**20
+tokens, a body trickled at 1 byte/s, a server that never answers) and lasting
+ones: a malformed 200 on every request (the sample fails), an unparsable reply or a 5 MB one
+(invalid), and odd replies that are valid (content parts, null text parts, float token counts,
+a lone surrogate, NUL characters, UTF-16). The
 base URL carries a user:token and a ``?key=`` query, which must reach the server and nothing else.
 Then it runs the installed command against the loopback server and checks what it reports:
 the summary line, the failed and invalid counts, exit code 1 (some samples failed), samples
@@ -40,7 +44,15 @@ TOKEN = "tok-SECRET-4242"
 TRANSIENT = ["500:1", "429:1", "truncated:1", "badjson:1", "message_null:1", "choice_empty:1", "choice_null:1",
              "choices_string:1", "usage_string:1", "content_int:1", "content_dicts:2"]  # fmt: skip
 LASTING = {"content_int": "failed", "choice_null": "failed", "unparsable": "invalid", "content_parts": "valid"}
-KINDS = TRANSIENT + list(LASTING)
+# the shapes of issue 20, after the first ones (so a sample's fault stays what it was): byte-level faults that
+# clear, and lasting shapes whose outcome is fixed (odd replies that are valid, a 5 MB one that is not)
+TRANSIENT_RAW = ["deep_json:1", "sse:1", "gzip_header:1", "redirect_loop:1", "html200:1", "usage_huge:1",
+                 "trickle:1", "silent:1"]  # fmt: skip
+LASTING_NEW = {"deep_json": "failed", "usage_huge": "failed", "surrogate": "valid", "nul": "valid",
+               "usage_float": "valid", "parts_null_text": "valid", "utf16": "valid",
+               "huge_body": "invalid"}  # fmt: skip
+LASTING.update(LASTING_NEW)
+KINDS = TRANSIENT + list(LASTING)[:4] + TRANSIENT_RAW + list(LASTING_NEW)
 
 
 def fault_of(index: int, every: int = 5) -> str | None:
@@ -81,7 +93,7 @@ def run(
     and what the server saw."""
     samples = write_samples(folder, items, every)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the installed package, as a user runs it
-    with LoopbackServer(hang_seconds=2.0, latency=latency) as server:
+    with LoopbackServer(hang_seconds=30.0, trickle_seconds=1.0, latency=latency) as server:
         host = server.url.removeprefix("http://")
         judge = (f"model=judge,base_url=http://judge-user:{TOKEN}@{host}?key={TOKEN},concurrency={concurrency},"
                  f"max_retries=2,timeout=5,cache_path={folder / 'judge.sqlite'}")  # fmt: skip

@@ -19,7 +19,7 @@ from test_judge_robustness import _cli_faults, statuses, write_samples
 from metric_plugins.judge import JudgeCache
 from metric_plugins.judge.loopback import LoopbackServer
 
-PROCESSES, ITEMS = 6, 200
+PROCESSES, ITEMS = 6, 1000
 
 
 def test_six_cli_processes_on_one_cache_pay_for_each_item_exactly_once(tmp_path):
