@@ -93,7 +93,7 @@ def safe_file_name(name: str, *, what: str) -> str:
 
     Separators, ``%``, Windows' reserved characters, control and format characters, and a leading
     dot (``.``, ``..``, hidden files) are written ``%XX`` (their UTF-8 bytes), so ``../../x`` is
-    ``..%2F..%2Fx`` and ``/abs/dir/PWNED`` is ``%2Fabs%2Fdir%2FPWNED``: names inside the folder they
+    ``%2E.%2F..%2Fx`` and ``/abs/dir/PWNED`` is ``%2Fabs%2Fdir%2FPWNED``: names inside the folder they
     are joined to, distinct for distinct names (``%`` itself is escaped).
     """
     if not name or not name.strip():
