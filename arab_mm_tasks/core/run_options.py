@@ -42,8 +42,9 @@ JUDGE = RunOption(
 )
 
 SAFE_CREDENTIALS = (
-    "lm-eval writes --metadata into results_*.json: put a URL that carries credentials in ARAB_MM_JUDGE_BASE_URL "
-    "and the key in an environment variable named by api_key_env (default OPENAI_API_KEY)"
+    "run options are saved with the results (lm-eval writes --metadata into results_*.json): put a URL that carries "
+    "credentials in ARAB_MM_JUDGE_BASE_URL and the key in an environment variable named by api_key_env "
+    "(default OPENAI_API_KEY)"
 )
 
 # A setting or query parameter with one of these words in its name holds a secret (``api_key``, ``?key=``,
