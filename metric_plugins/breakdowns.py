@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from metric_plugins.markdown import markdown_text
+
 
 @dataclass(frozen=True)
 class BreakdownRow:
@@ -104,13 +106,15 @@ def _lighteval_details(file: Path) -> Iterator[tuple[str, dict]]:
 
 def format_table(rows: list[BreakdownRow], keys: Sequence[str], metric: str, percent: bool = True) -> str:
     """A markdown table: scores in [0, 1] as percent (as in the papers), or as they are (``percent=False``:
-    generative metrics, already x100 or on a rubric scale), with an unscored column when any sample has none."""
+    generative metrics, already x100 or on a rubric scale), with an unscored column when any sample has none.
+    Every header and group value (text from the run files) is escaped by `markdown_text`, so a ``|``, a line
+    break or HTML in a document field stays literal text in its own cell."""
     unscored = any(r.unscored for r in rows)
     name = f"{metric} (%)" if percent else metric
     columns = [*keys, "n", name, *(["unscored"] if unscored else [])]
-    header = f"| {' | '.join(columns)} |\n|{'---|' * len(columns)}"
+    header = f"| {' | '.join(map(markdown_text, columns))} |\n|{'---|' * len(columns)}"
     body = []
     for r in rows:
-        cells = [*map(str, r.group), str(r.n), f"{100 * r.score:.1f}" if percent else f"{r.score:.2f}"]
+        cells = [*map(markdown_text, r.group), str(r.n), f"{100 * r.score:.1f}" if percent else f"{r.score:.2f}"]
         body.append(f"| {' | '.join(cells + ([str(r.unscored)] if unscored else []))} |")
     return "\n".join([header, *body])

@@ -80,5 +80,6 @@ def test_pearl_lighteval_details_by_question_type_and_domain_skip_the_task_witho
 
     assert main(["breakdown", str(tmp_path), "--by", "question_type", "--metric", "acc"]) == 0
     out = capsys.readouterr().out
-    assert "| multiple_choice | 2 | 100.00 | 1 |" in out and "| true_false | 1 | 0.00 | 0 |" in out
-    assert "pearl_x_multi (1 samples)" in out and "| multiple_choice | 1 | 100.00 |" in out
+    # group values are Markdown-escaped (metric_plugins.markdown): "multiple\\_choice" renders as multiple_choice
+    assert "| multiple\\_choice | 2 | 100.00 | 1 |" in out and "| true\\_false | 1 | 0.00 | 0 |" in out
+    assert "pearl_x_multi (1 samples)" in out and "| multiple\\_choice | 1 | 100.00 |" in out

@@ -3,7 +3,8 @@
 Run files are untrusted input (a model name is whatever ``pretrained=`` said): written raw, a name like
 ``<img src=x onerror=...>`` runs script in a Markdown viewer that renders HTML, a ``|`` or a newline
 breaks a table, and a CSV cell ``=HYPERLINK(...)`` is a formula in a spreadsheet. One function per
-target format, used by every writer of that format:
+target format, used by every writer of that format; the Markdown one lives in `metric_plugins.markdown`
+(metric_plugins imports nothing of ours, and `arab-mm-tasks breakdown`'s table uses it too):
 
 >>> markdown_text("<script>x</script> | *a*")
 '&lt;script&gt;x&lt;/script&gt; \\\\| \\\\*a\\\\*'
@@ -13,12 +14,13 @@ target format, used by every writer of that format:
 
 from __future__ import annotations
 
-import html
 import re
 from typing import Any
 
-# Markdown punctuation that can start emphasis, code, a link or an image, or split a table cell.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]{}|~#!])")
+from metric_plugins.markdown import markdown_text, one_line
+
+__all__ = ["code_fence", "csv_cell", "markdown_text", "one_line"]
+
 # OWASP CSV injection: a cell starting with these is a formula (or becomes one) in Excel / LibreOffice.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 # Cells we compose from numbers: a number, optionally with our interval, item count, flag and unscored count.
@@ -26,17 +28,6 @@ _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[-+]?\d+)?|[-+]?inf|nan"
 _NUMERIC_CELL = re.compile(
     rf"(?:{_NUMBER})(?: \[(?:{_NUMBER}), (?:{_NUMBER})\] n=\d+)?(?: \(\d+(?:/\d+)? unscored\))?(?: †)?"
 )
-
-
-def one_line(text: str) -> str:
-    """`text` with every line break (``\\n``, ``\\r``, U+2028, ...) as one space."""
-    return " ".join(str(text).splitlines())
-
-
-def markdown_text(text: Any) -> str:
-    """`text` as literal Markdown on one line: HTML escaped as entities, Markdown punctuation backslash-escaped."""
-    escaped = html.escape(one_line(str(text)), quote=False)
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", escaped)
 
 
 def code_fence(content: str) -> str:
