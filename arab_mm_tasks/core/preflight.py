@@ -255,7 +255,7 @@ def check(tasks: Iterable[str], metadata: Mapping[str, Any] | None = None, *, sk
                 configs = [c for s in chosen for c in task_configs(s)]
                 result.problems += data_problems(benchmark, configs, metadata or {}, image_tasks)
     for key in dict.fromkeys(key for spec in specs for key in metric_models(spec)):
-        reason = models.problem(key)
+        reason = None if models.skipped(key) else models.problem(key)  # skipped: this process goes on without it
         if reason is None:
             continue
         users = [spec.name for spec in specs if key in metric_models(spec)]
