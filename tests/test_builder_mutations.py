@@ -271,7 +271,7 @@ def test_the_real_build_command_on_mutated_releases(case: str, tmp_path: Path) -
 ARB_CASES = {  # mutation -> (field named, or None for a file-level error)
     "empty question": "question",
     "duplicated row": "image_id",
-    "garbage image": "image",
+    "garbage image": "image_path",  # the CSV's field that names the file
     "truncated file": None,
 }
 
@@ -299,15 +299,7 @@ def _arb_release(tmp_path: Path, kind: str) -> tuple[Path, Path]:
     return source, images
 
 
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param(kind, marks=pytest.mark.xfail(reason="D1 fixing (ARB image decode / cut CSV)", strict=False))
-        if kind in ("garbage image", "truncated file")
-        else kind
-        for kind in ARB_CASES
-    ],
-)
+@pytest.mark.parametrize("kind", list(ARB_CASES))
 def test_arb_mutations_are_named_errors_and_counted_skips(kind: str, tmp_path: Path) -> None:
     from dataset_builders.arb import build
 
