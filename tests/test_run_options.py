@@ -339,3 +339,13 @@ def test_lighteval_few_shot_on_our_tasks_is_refused_before_the_model(capsys):
         "arab-mm-lighteval: error: jeem_vqa|2: arab-mm-tasks tasks are zero-shot only (the benchmarks have a test "
         "split alone, so few-shot examples would leak test items); run it as 'jeem_vqa|0'"
     )
+
+
+def test_the_readme_reference_lists_every_option_with_what_it_takes():
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Run options", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in section.splitlines() if "| `" in line}
+    for key, option in OPTIONS.items():
+        generic = {"source": "`<name>_path`", "revision": "`<name>_revision`"}.get(option.kind)
+        row = next((takes for name, takes in rows.items() if name.startswith(generic or f"`{key}`")), None)
+        assert row == option.expects, (key, row)
