@@ -305,3 +305,50 @@ def test_kill_and_restart_with_always_failing_items_first_grows_the_cache_every_
     assert final.returncode == 1 and f"{failing} samples failed" in final.stderr, final.stderr[-3000:]
     assert statuses(tmp_path / "out" / samples.name) == ["failed"] * failing + ["valid"] * good
     assert rows(cache) == good
+
+
+# 5. no lock is held while a reply is parsed
+
+
+class SlowFormat:
+    """GIMMICK's reply format whose parser, on the reply to "slow", waits until the other item is in the cache."""
+
+    score_names = GIMMICK_CKQA.reply_format.score_names
+
+    def __init__(self, cache: JudgeCache) -> None:
+        self.cache = cache
+        self.others_stored_meanwhile = False
+
+    def parse(self, text: str):
+        if "slow" in text:
+            deadline = time.monotonic() + 10
+            while self.cache.count() < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            self.others_stored_meanwhile = self.cache.count() == 1
+        return GIMMICK_CKQA.reply_format.parse(text)
+
+    def spec(self):
+        return GIMMICK_CKQA.reply_format.spec()
+
+
+class EchoBackend:
+    """Answers each request with a score and the judged answer in the reply."""
+
+    max_concurrency = None
+
+    def __init__(self) -> None:
+        self.identity = {"backend": "echo", "model": "m"}
+
+    def complete(self, messages, sampling):
+        return Reply(f"<score>60</score> {'slow' if 'slow' in messages[-1].text else 'fast'}")
+
+
+def test_a_slow_parse_holds_up_no_other_worker_or_the_cache():
+    cache = JudgeCache.in_memory()
+    reply_format = SlowFormat(cache)
+    prompt = dataclasses.replace(GIMMICK_CKQA, reply_format=reply_format)
+    judge = Judge(EchoBackend(), prompt, cache=cache, concurrency=2, progress=False)
+    items = [JudgeItem({"GROUND_TRUTH": "x", "GENERATED_ANSWER": a}, id=a) for a in ("slow", "fast")]
+    run = judge.score_all(items)
+    assert [j.score for j in run.judgements] == [60.0, 60.0]
+    assert reply_format.others_stored_meanwhile  # "fast" was asked, parsed and stored while "slow" was parsing

@@ -8,17 +8,25 @@ the in-process transformers backend is synchronous; and the harness code that ca
 loop, where a second `asyncio.run` fails. `benchmarks/judge_throughput.py` shows the threads
 reach N x latency / concurrency.
 
-Per item: render the prompt, look the request up in the cache, otherwise send it. A transient
-error (429, 5xx, timeout, dropped connection, malformed body) is retried under `RetryPolicy`;
-any other 4xx fails the item at once. A reply that does not parse is asked again `reasks`
-times (the same request: a server that samples, or one that was mid-fault, may answer
-differently) and then stored as invalid. Each final outcome is committed to the cache as soon
-as it exists; failures are not stored, so a re-run asks again.
+Per item: render the prompt, look the request up in the cache, claim it there (a lease: another
+process judging into the same file waits for this judgement instead of paying for it), send
+it. A transient error (429, 5xx, timeout, dropped connection, malformed body) is retried under
+`RetryPolicy`, not in place: the request goes back in the queue behind the ones not tried yet,
+so items that always fail never hold the workers. Any other 4xx fails the item at once. A
+reply that does not parse is asked again `reasks` times (the same request: a server that
+samples, or one that was mid-fault, may answer differently) and then stored as invalid. Each
+final outcome is committed to the cache as soon as it exists; failures are not stored, so a
+re-run asks again.
+
+Any exception while sending, reading, parsing or storing one request is that item's, never the
+run's (`Judge._step` catches broadly on purpose): retried, then counted with its reason. No lock
+is held while a request is sent or a reply parsed; `RunState`'s lock guards its counters and
+the cache's guards its connection, nothing else.
 
 Some failures are the run's, not the item's, and would repeat identically for every item: the
-first requests of a run all fail to connect (nothing listens there), or the server answers
-401/403/404 (bad key, no access, unknown model). Those stop the run with one `JudgeStopped`
-instead of retrying or failing each item in turn.
+first requests of a run all get no answer (nothing listens there, or it accepts connections
+and never answers), or the server answers 401/403/404 (bad key, no access, unknown model).
+Those stop the run with one `JudgeStopped` instead of retrying or failing each item in turn.
 """
 
 from __future__ import annotations
