@@ -36,7 +36,8 @@ def choose_model(model: str | None, work_dir: Path) -> ModelChoice:
         path = snapshot_download(DEFAULT_HUB_MODEL, allow_patterns=["*.json", "*.safetensors", "*.txt", "*.jinja"])
         return ModelChoice(path, f"{DEFAULT_HUB_MODEL} from the Hub")
     except Exception as err:  # offline, no DNS, HF_HUB_OFFLINE=1, ...: any failure means "not reachable"
-        reason = f"{type(err).__name__}: {str(err).splitlines()[0][:120]}" if str(err) else type(err).__name__
+        # the error's whole first line: a cut one reads as a sentence that stops midway
+        reason = f"{type(err).__name__}: {str(err).strip().splitlines()[0]}" if str(err).strip() else type(err).__name__
     return ModelChoice(
         str(build_demo_model(work_dir / "tiny-lm")),
         f"tiny random-weight model built locally (Hub unreachable: {reason})",
