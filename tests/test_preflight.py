@@ -227,7 +227,7 @@ def test_skip_metrics_moves_missing_encoders_out_of_the_problems(arabculture_hub
 
 
 def test_task_names_as_the_harnesses_take_them():
-    names = ["arabculture_mcq_en_none:egypt|0", "arabculture_mcq_en_none_gulf", "jeem_caption|0", "not_ours", "m=/m"]
+    names = ["arabculture_mcq_en_none:egypt|0", "arabculture_mcq_en_none_gulf", "x|jeem_caption|0", "not_ours", "m=/m"]
     jeem = [f"jeem_caption_{v}" for v in ("msa", "jordanian", "emirati", "egyptian", "moroccan")]
     assert preflight.tasks_of_names(names) == ["arabculture_mcq_en_none", *jeem]
 

@@ -298,15 +298,16 @@ def tasks_of_names(names: Iterable[str]) -> list[str]:
     specs = all_specs()
     found: list[str] = []
     for raw in names:
-        name = raw.split("|")[0].split("@")[0].split(":")[0].strip()
-        family = all_families().get(name)
-        if family is not None:
-            found += family.tasks
-            continue
-        # a subset or region group is its spec's name plus a suffix: the longest spec name that fits
-        fits = [s.name for s in specs.values() if name in (s.name, *s.aliases) or name.startswith(s.name + "_")]
-        if fits:
-            found.append(max(fits, key=len))
+        for part in raw.split("|"):  # lighteval's "task|0" (or "suite|task|0"): whichever part is ours
+            name = part.split("@")[0].split(":")[0].strip()
+            family = all_families().get(name)
+            if family is not None:
+                found += family.tasks
+                continue
+            # a subset or region group is its spec's name plus a suffix: the longest spec name that fits
+            fits = [s.name for s in specs.values() if name in (s.name, *s.aliases) or name.startswith(s.name + "_")]
+            if fits:
+                found.append(max(fits, key=len))
     return list(dict.fromkeys(found))
 
 
