@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from metric_plugins.arabic_text import DEFAULT, Normalization, check_pairs, tokenize
@@ -84,17 +84,18 @@ def _similarity(hyp: tuple, ref: tuple) -> float:
 
 
 def sentence_scores(
-    predictions: Sequence[str],
-    references: Sequence[str | Sequence[str]],
+    predictions: Iterable[str],
+    references: Iterable[str | Sequence[str]],
     *,
     normalization: Normalization = DEFAULT,
 ) -> list[float]:
     """CIDEr-D of each prediction against its reference(s), with IDF from the whole corpus, x100.
 
-    A reference is a string or a list of strings (several references for one item).
+    A reference is a string or a list of strings (several references for one item). Predictions and
+    references may be any iterables (a generator too): each is read once.
     """
     refs = [[r] if isinstance(r, str) else list(r) for r in references]
-    check_pairs(predictions, ["" for _ in refs])
+    predictions, _ = check_pairs(predictions, ["" for _ in refs])  # a list now: it is read twice below
     for index, item_refs in enumerate(refs):
         if not item_refs or not all(isinstance(r, str) for r in item_refs):
             raise ValueError(f"item {index}: reference must be a string or a non-empty list of strings")
@@ -109,8 +110,8 @@ def sentence_scores(
 
 
 def corpus_score(
-    predictions: Sequence[str],
-    references: Sequence[str | Sequence[str]],
+    predictions: Iterable[str],
+    references: Iterable[str | Sequence[str]],
     *,
     normalization: Normalization = DEFAULT,
 ) -> float:

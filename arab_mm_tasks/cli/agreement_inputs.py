@@ -42,33 +42,76 @@ class Rows:
         return self.origins.get(line) or f"{self.path} line {line}"
 
 
+# A cell may be long (a caption, a model's whole answer): the csv module's default limit is 131,072
+# characters a field. This one bounds what one field may take, far above any rating table's.
+MAX_FIELD_CHARS = 64 * 2**20
+SHOWN = 80  # characters of a cell or id quoted in a message
+
+
 def read_rows(path: Path) -> Rows:
-    """A CSV (header row) or JSONL (one object a line) file, by its suffix."""
+    """A CSV (header row) or JSONL (one object a line) file, by its suffix; bad text is one line naming the file."""
     if not path.is_file():
         raise AgreementInputError(f"{path}: no such file")
     suffix = path.suffix.lower()
-    if suffix == ".csv":
+    if suffix not in (".csv", ".jsonl", ".ndjson"):
+        raise AgreementInputError(f"{path}: unknown file type {suffix!r} (expected .csv or .jsonl)")
+    try:
+        return _read_csv(path) if suffix == ".csv" else _read_jsonl(path)
+    except UnicodeDecodeError:
+        raise AgreementInputError(_not_utf8(path)) from None
+
+
+def _not_utf8(path: Path) -> str:
+    """Where a file stops being UTF-8 (its line and byte), for the one-line error."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        byte = data[error.start]
+        return f"{path} line {line}: not UTF-8 text (byte {byte:#04x} at offset {error.start}); save it as UTF-8"
+    return f"{path}: not UTF-8 text; save it as UTF-8"
+
+
+def _read_csv(path: Path) -> Rows:
+    previous = csv.field_size_limit()
+    csv.field_size_limit(MAX_FIELD_CHARS)  # process-wide: restored below
+    try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)
-            records = [(reader.line_num, dict(row)) for row in reader]
+            try:
+                records = [(reader.line_num, dict(row)) for row in reader]
+            except csv.Error as error:
+                raise AgreementInputError(f"{path} line {reader.line_num}: not readable CSV ({error})") from None
             columns = list(reader.fieldnames or [])
-        return Rows(path, records, columns)
-    if suffix in (".jsonl", ".ndjson"):
-        records, columns = [], {}
-        with path.open(encoding="utf-8") as handle:
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise AgreementInputError(f"{path} line {line_number}: not valid JSON ({error.msg})") from None
-                if not isinstance(record, dict):
-                    raise AgreementInputError(f"{path} line {line_number}: expected a JSON object")
-                records.append((line_number, record))
-                columns.update(dict.fromkeys(record))
-        return Rows(path, records, list(columns))
-    raise AgreementInputError(f"{path}: unknown file type {suffix!r} (expected .csv or .jsonl)")
+    finally:
+        csv.field_size_limit(previous)
+    return Rows(path, records, columns)
+
+
+def _read_jsonl(path: Path) -> Rows:
+    records, columns = [], {}
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise AgreementInputError(f"{path} line {line_number}: not valid JSON ({error.msg})") from None
+            except RecursionError:  # `[[[[...` thousands deep: no rating table nests like that
+                raise AgreementInputError(f"{path} line {line_number}: JSON nested too deeply to read") from None
+            if not isinstance(record, dict):
+                raise AgreementInputError(f"{path} line {line_number}: expected a JSON object")
+            records.append((line_number, record))
+            columns.update(dict.fromkeys(record))
+    return Rows(path, records, list(columns))
+
+
+def _listed(names: list[str]) -> str:
+    """Column names for a message, each and the list cut short (a header may hold anything)."""
+    text = ", ".join(name[:SHOWN] for name in names)
+    return text if len(text) <= 4 * SHOWN else text[: 4 * SHOWN] + ", ..."
 
 
 def _number(raw: Any, where: str, column: str, *, allow_missing: bool) -> float:
@@ -76,15 +119,17 @@ def _number(raw: Any, where: str, column: str, *, allow_missing: bool) -> float:
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         if allow_missing:
             return math.nan
-        raise AgreementInputError(f"{where}, column {column!r}: empty (a metric score is needed on every item)")
+        raise AgreementInputError(
+            f"{where}, column {column!r:.{SHOWN}}: empty (a metric score is needed on every item)"
+        )
     if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
-        raise AgreementInputError(f"{where}, column {column!r}: {raw!r} is not a number")
+        raise AgreementInputError(f"{where}, column {column!r:.{SHOWN}}: {raw!r:.{SHOWN}} is not a number")
     try:
         value = float(raw)
     except ValueError:
-        raise AgreementInputError(f"{where}, column {column!r}: {raw!r} is not a number") from None
+        raise AgreementInputError(f"{where}, column {column!r:.{SHOWN}}: {raw!r:.{SHOWN}} is not a number") from None
     if not math.isfinite(value):
-        raise AgreementInputError(f"{where}, column {column!r}: {raw!r} is not a finite number")
+        raise AgreementInputError(f"{where}, column {column!r:.{SHOWN}}: {raw!r:.{SHOWN}} is not a finite number")
     return value
 
 
@@ -128,12 +173,14 @@ def _index(rows: Rows, id_columns: list[str]) -> dict[ItemId, tuple[int, dict[st
         for column in id_columns:
             raw = record.get(column)
             if raw is None or str(raw).strip() == "":
-                raise AgreementInputError(f"{rows.where(line)}: no item id in column {column!r}")
+                raise AgreementInputError(f"{rows.where(line)}: no item id in column {column!r:.{SHOWN}}")
             parts.append(str(raw))
         key: ItemId = parts[0] if len(parts) == 1 else tuple(parts)
         if key in by_id:
             hint = " (several runs: join on --id model,id)" if rows.from_runs else ""
-            raise AgreementInputError(f"{rows.where(line)}: item id {key!r} repeats line {by_id[key][0]}{hint}")
+            raise AgreementInputError(
+                f"{rows.where(line)}: item id {key!r:.{SHOWN}} repeats line {by_id[key][0]}{hint}"
+            )
         by_id[key] = (line, record)
     return by_id
 
@@ -147,13 +194,14 @@ def _join(files: list[Rows], indexes: list[dict[ItemId, Any]]) -> tuple[list[Ite
         ids = [key for key in indexes[0] if key in indexes[1]]
         if not ids:
             examples = [
-                f"{rows.path} has e.g. {next(iter(index))!r}" for rows, index in zip(files, indexes, strict=True)
+                f"{rows.path} has e.g. {next(iter(index))!r:.{SHOWN}}"
+                for rows, index in zip(files, indexes, strict=True)
             ]
             raise AgreementInputError(f"no item is in both inputs ({'; '.join(examples)})")
         return ids, {str(rows.path): len(keys) for rows, keys in zip(files, only, strict=True) if keys}
     if indexes[0].keys() != indexes[1].keys():
         parts = [
-            f"{len(keys)} only in {rows.path} (e.g. {', '.join(map(repr, keys[:3]))})"
+            f"{len(keys)} only in {rows.path} (e.g. {', '.join(repr(key)[:SHOWN] for key in keys[:3])})"
             for keys, rows in zip(only, files, strict=True)
             if keys
         ]
@@ -178,14 +226,14 @@ def load_table(
         missing = [column for column in id_columns if column not in rows.columns]
         if missing:
             raise AgreementInputError(
-                f"{rows.path}: unknown id column {missing[0]!r} (columns: {', '.join(rows.columns)})"
+                f"{rows.path}: unknown id column {missing[0]!r:.{SHOWN}} (columns: {_listed(rows.columns)})"
             )
     owner: dict[str, Rows] = {}
     for column in numeric:
         holders = [rows for rows in files if column in rows.columns]
         if not holders:
             known = sorted({c for rows in files for c in rows.columns})
-            raise AgreementInputError(f"unknown column {column!r} (columns: {', '.join(known)})")
+            raise AgreementInputError(f"unknown column {column!r:.{SHOWN}} (columns: {_listed(known)})")
         if len(holders) > 1:
             raise AgreementInputError(f"column {column!r} is in both {holders[0].path} and {holders[1].path}")
         owner[column] = holders[0]
@@ -203,7 +251,7 @@ def load_table(
                     f"{rows.where(line)}: {column} was never scored (a --predict_only run, or no judge "
                     f"configured): run `arab-mm-tasks judge` on the run first"
                 )
-            where = f"{rows.where(line)}" if rows.from_runs else f"{rows.path} line {line} (item {key!r})"
+            where = f"{rows.where(line)}" if rows.from_runs else f"{rows.path} line {line} (item {key!r:.{SHOWN}})"
             values.append(_number(record.get(column), where, column, allow_missing=column in humans))
         columns[column] = np.array(values, dtype=float)
     return Table(ids, columns, left_out)

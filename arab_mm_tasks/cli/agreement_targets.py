@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 FUNCTIONS = ("mean", "median", "hmean")
 _TOKEN = re.compile(r"[(),]|[^(),]+")
 Tree = Any  # a column name, or (function, (argument trees...))
+# Bounds on an expression typed on a command line (JEEM's own is 2 deep, ~70 characters). They keep the
+# recursive parser, `columns` and `_evaluate` far from Python's recursion limit, and messages short.
+MAX_DEPTH = 32  # nested function calls
+MAX_CHARS = 10_000
+SHOWN = 80  # characters of an expression or token quoted in a message
 
 
 class TargetError(ValueError):
@@ -40,35 +45,42 @@ class TargetError(ValueError):
 
 
 def _parse(text: str, name: str) -> Tree:
+    """The tree of `text`, in one pass over its tokens (linear); a `TargetError` line for anything else."""
+    shown = text if len(text) <= SHOWN else text[:SHOWN] + "..."
+
+    def fail(what: str) -> TargetError:
+        return TargetError(f"--target {name[:SHOWN]}={shown}: {what}")
+
+    if len(text) > MAX_CHARS:
+        raise fail(f"{len(text):,} characters; a target expression has at most {MAX_CHARS:,}")
     tokens = [token.strip() for token in _TOKEN.findall(text) if token.strip()]
     position = 0
 
-    def fail(what: str) -> TargetError:
-        return TargetError(f"--target {name}={text}: {what}")
-
-    def expression() -> Tree:
+    def expression(depth: int) -> Tree:
         nonlocal position
-        if position >= len(tokens) or tokens[position] in "(),":
+        if position >= len(tokens) or tokens[position] in ("(", ")", ","):
             raise fail("expected a column or a function")
         word = tokens[position]
         position += 1
         if position < len(tokens) and tokens[position] == "(":
             if word not in FUNCTIONS:
-                raise fail(f"unknown function {word!r} (known: {', '.join(FUNCTIONS)})")
+                raise fail(f"unknown function {word[:SHOWN]!r} (known: {', '.join(FUNCTIONS)})")
+            if depth >= MAX_DEPTH:
+                raise fail(f"functions nested more than {MAX_DEPTH} deep")
             position += 1
-            arguments = [expression()]
+            arguments = [expression(depth + 1)]
             while position < len(tokens) and tokens[position] == ",":
                 position += 1
-                arguments.append(expression())
+                arguments.append(expression(depth + 1))
             if position >= len(tokens) or tokens[position] != ")":
                 raise fail(f"{word}( is not closed")
             position += 1
             return word, tuple(arguments)
         return word
 
-    tree = expression()
+    tree = expression(0)
     if position != len(tokens):
-        raise fail(f"unexpected {tokens[position]!r}")
+        raise fail(f"unexpected {tokens[position][:SHOWN]!r}")
     return tree
 
 
@@ -85,7 +97,9 @@ class Target:
         name, sep, text = spec.partition("=")
         name, text = name.strip(), text.strip()
         if not (sep and name and text):
-            raise TargetError(f"--target takes NAME=EXPR, e.g. conrel=hmean(consistency,relevance), got {spec!r}")
+            raise TargetError(
+                f"--target takes NAME=EXPR, e.g. conrel=hmean(consistency,relevance), got {spec[:SHOWN]!r}"
+            )
         return cls(name, text, _parse(text, name))
 
     @classmethod
