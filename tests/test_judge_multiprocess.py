@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import time
 
+import pytest
 from test_judge_robustness import _cli_faults, statuses, write_samples
 
 from metric_plugins.judge import JudgeCache
@@ -22,6 +23,7 @@ from metric_plugins.judge.loopback import LoopbackServer
 PROCESSES, ITEMS = 6, 1000
 
 
+@pytest.mark.slow
 def test_six_cli_processes_on_one_cache_pay_for_each_item_exactly_once(tmp_path):
     samples = write_samples(tmp_path, [f"answer {i}" for i in range(ITEMS)])
     cache = tmp_path / "judge.sqlite"

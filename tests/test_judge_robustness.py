@@ -108,6 +108,7 @@ def rows(cache: Path) -> int:
 # 1. the corpus of reply shapes, through the command line
 
 
+@pytest.mark.slow
 def test_every_reply_shape_ends_counted_and_the_cli_writes_every_sample(tmp_path):
     shapes = sorted(OUTCOMES)
     answers = [f"answer {shape} [[fault={shape}]] [[score=40]]" for shape in shapes]
@@ -153,6 +154,7 @@ def test_timeout_is_a_deadline_for_the_whole_request_body_included():
 # 2. an endpoint that accepts connections and never answers
 
 
+@pytest.mark.slow
 def test_a_silent_endpoint_stops_the_cli_in_one_line_after_unreachable_limit_requests(tmp_path):
     samples = write_samples(tmp_path, [f"answer {i} [[fault=silent]]" for i in range(40)])
     with LoopbackServer(hang_seconds=60) as server:
@@ -279,6 +281,7 @@ def test_the_byte_level_faults_are_all_in_the_corpus():
 # 4. restarts make progress when the failing items come first
 
 
+@pytest.mark.slow
 def test_kill_and_restart_with_always_failing_items_first_grows_the_cache_every_round_then_finishes(tmp_path):
     # each failing item is told to come back in 12 s (429 + Retry-After): retried in place, 24 of them would hold
     # all 8 workers for over a minute before any other item is asked, so no round would add anything
