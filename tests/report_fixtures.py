@@ -22,6 +22,9 @@ PEARL_COUNTRIES = [("Egypt", 6), ("Saudi Arabia", 5), ("Jordan", 2)]
 JEEM = [("jordanian", "jordan", "Jordan", 6), ("emirati", "emirates", "United Arab Emirates", 6)]
 GIMMICK = [(["Egypt", "France"], 4), (["Syrian Arab Republic"], 5), (["Japan"], 3)]
 ARB_DOMAINS = [("ocr", 4), ("med", 3)]
+TOPICS = ("Food", "Wedding", "Art")
+ARB_ATTRIBUTES = ("faithfulness_step", "hallucination", "missing_step")  # three of the step judge's ten
+GIMMICK_MODALITIES = ("image", "text", "image_text")
 
 
 @dataclass
@@ -43,18 +46,24 @@ def _generative(value: float) -> dict[str, Any]:
     return {"score": value, "regions": []}
 
 
-def make_run(model: str, harness: str, seed: int) -> FakeRun:
+def _arabculture_doc(key: str, spelling: str, i: int) -> dict[str, Any]:
+    return {
+        "id": f"{key}-{i}",
+        "country": spelling,
+        "region": "Gulf" if key != "egypt" else "Nile Valley",
+        "topic": TOPICS[i % len(TOPICS)],
+        "country_specific": None if i == 5 else i % 2 == 0,  # one null flag per larger country
+    }
+
+
+def make_run(model: str, harness: str, seed: int, gimmick_modalities: tuple[str, ...] = GIMMICK_MODALITIES) -> FakeRun:
+    """`gimmick_modalities`: the COQA_R input settings the model ran (a text-only model: ``("text",)``)."""
     rng = random.Random(seed)
+    more = random.Random(seed + 1000)  # draws added later, so the first generator's draws stay as they were
     run = FakeRun(model, harness)
     for key, spelling, _, n in ARABCULTURE:
         for i in range(n):
-            doc = {
-                "id": f"{key}-{i}",
-                "country": spelling,
-                "region": "Gulf" if key != "egypt" else "Nile Valley",
-                "topic": "Food",
-                "country_specific": i % 2 == 0,
-            }
+            doc = _arabculture_doc(key, spelling, i)
             run.items.append(Item(f"arabculture_mcq_en_none_{key}", doc, {"acc": float(rng.random() < 0.6)}))
     for country, n in PEARL_COUNTRIES:
         for i in range(n):
@@ -86,6 +95,7 @@ def make_run(model: str, harness: str, seed: int) -> FakeRun:
     for domain, n in ARB_DOMAINS:
         for i in range(n):
             doc = {"id": f"a-{domain}-{i}", "domain": domain}
+            attributes = {f"steps_{a}": _generative(float(more.randint(1, 10))) for a in ARB_ATTRIBUTES}
             run.items.append(
                 Item(
                     "arb",
@@ -93,9 +103,15 @@ def make_run(model: str, harness: str, seed: int) -> FakeRun:
                     {
                         "final_answer": _generative(100.0 * (rng.random() < 0.5)),
                         "reasoning_steps": _generative(round(100 * rng.random(), 2)),
+                        **attributes,
                     },
                 )
             )
+    for modality in gimmick_modalities:
+        for i in range(4):
+            doc = {"id": f"coqa-{i}", "region_codes": ["A"]}
+            score = _generative(100.0 * (more.random() < 0.7))
+            run.items.append(Item(f"gimmick_coqa_r_{modality}", doc, {"relaxed_acc": score}))
     # aggregated results as the harness prints them: means of the items (acc in [0, 1], the rest x100)
     for task in {item.task for item in run.items}:
         values = [item.scores for item in run.items if item.task == task]
@@ -104,6 +120,22 @@ def make_run(model: str, harness: str, seed: int) -> FakeRun:
     run.results["arabculture_mcq"] = {"acc": _mean(mcq), "acc_norm": _mean(mcq)}  # lm-eval's alias group
     run.results["arabculture_completion_en_none"] = {"acc": 0.25 + seed / 100}
     run.results["arb"].update({"bleu": 6.35 + seed, "rouge1": 71.13})
+    for domain, _ in ARB_DOMAINS:  # the harness's per-domain mean of every metric: steps_<attribute>_<domain>
+        items = [i for i in run.items if i.task == "arb" and i.doc["domain"] == domain]
+        run.results["arb"].update({f"steps_{a}_{domain}": _mean([_number(i.scores[f"steps_{a}"]) for i in items])
+                                   for a in ARB_ATTRIBUTES})  # fmt: skip
+    return run
+
+
+def add_arabic_variant(run: FakeRun, location: str, seed: int) -> FakeRun:
+    """The run's items of ``arabculture_mcq_ar_<location>`` (lm-eval's per-country leaves) and its result."""
+    rng = random.Random(seed)
+    task = f"arabculture_mcq_ar_{location}"
+    for key, spelling, _, n in ARABCULTURE:
+        for i in range(n):
+            doc = _arabculture_doc(key, spelling, i)
+            run.items.append(Item(f"{task}_{key}", doc, {"acc": float(rng.random() < 0.5)}))
+    run.results[task] = {"acc": _mean([i.scores["acc"] for i in run.items if i.task.startswith(f"{task}_")])}
     return run
 
 

@@ -1,10 +1,13 @@
 """What `arab-mm-tasks report` shows of ARB: Table 3 (final answer, reasoning steps), Table 4 (similarity
-of the chain to the reference steps) and both per domain (Figures 13-16 draw them by domain)."""
+of the chain to the reference steps), both per domain (Figures 13-14 draw them by domain), and Figures 15-16:
+per model, the step judge's mean of each of its 10 attributes (1-10) in each domain, as a table and heatmap."""
 
 from __future__ import annotations
 
-from arab_mm_tasks.arb.domains import DOMAIN_KEYS
+from arab_mm_tasks.arb.domains import DOMAIN_KEYS, DOMAINS
+from arab_mm_tasks.arb.tasks import attribute_key
 from arab_mm_tasks.core.reporting import Breakdown, Column, Report, ResultsTable, document_field
+from metric_plugins.judge.prompts.arb import STEP_ATTRIBUTES
 
 _DOMAIN = document_field("domain")
 _POOLS = (("arb",), tuple(f"arb_{domain}" for domain in DOMAIN_KEYS))  # all domains, else the per-domain tasks
@@ -36,6 +39,15 @@ REPORT = Report(
                     ("LaBSE", "labse"),
                 )
             ),
+        ),
+        ResultsTable(
+            "arb_attributes_by_domain",
+            "ARB step judge: mean of each attribute (1-10) by domain",
+            "Figures 15-16 (arb.txt L529-532), a heatmap per model",
+            # the harness's per-domain means of each attribute: steps_<attribute>_<domain>
+            tuple(Column(a, f"steps_{attribute_key(a)}_{{row}}", "arb") for a in STEP_ATTRIBUTES),
+            rows=tuple((domain.abbreviation, domain.key) for domain in DOMAINS),
+            per_model=True,
         ),
     ),
     breakdowns=(

@@ -27,9 +27,12 @@ class Column:
     metrics are reported x100 already). `task` None is the row's task; ``"{row}_eval350"`` is formatted with it."""
 
     label: str
-    metric: str
+    metric: str  # ``"steps_faithfulness_step_{row}"`` is formatted with the row's key, as `task` is
     task: str | None = None
     scale: float = 1.0
+    # members of the averaged family `task` names whose own value is the cell when a run has that member and
+    # no other (GIMMICK's "Avg." of a text-only model is its T average, Tables 15-17)
+    alone: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class ResultsTable:
     columns: tuple[Column, ...]
     rows: tuple[tuple[str, str], ...] = ()
     digits: int = 2
+    # one table and heatmap per model, rows x columns (ARB's Figures 15-16: a domain x attribute map per model)
+    per_model: bool = False
 
 
 def document_field(name: str) -> Callable[[str, Mapping[str, Any]], Sequence[Any]]:
@@ -75,6 +80,9 @@ class Breakdown:
     group_label: str  # the header of the group column: "country", "question type", ...
     scale: float = 1.0
     labels: Mapping[str, str] = field(default_factory=dict)  # group value -> printed label
+    # a second grouping shown as columns within each model (ArabCulture's CS / ¬CS, Tables 4-7): a column per
+    # model and split value, ``org/model · CS``
+    split_of: Callable[[str, Mapping[str, Any]], Sequence[Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -104,3 +112,8 @@ def cell_task(column: Column, row_task: str | None) -> str:
             raise ValueError(f"column {column.label!r} names no task and its table has no rows")
         return row_task
     return column.task.format(row=row_task) if row_task is not None else column.task
+
+
+def cell_metric(column: Column, row_task: str | None) -> str:
+    """The metric a cell reads: the column's, formatted with the row's key when it has ``{row}``."""
+    return column.metric.format(row=row_task) if row_task is not None else column.metric

@@ -28,6 +28,7 @@ from arab_mm_tasks.report.tables import (
     breakdown_table,
     country_label,
     file_key,
+    model_tables,
     results_table,
     scorecard,
 )
@@ -68,7 +69,11 @@ def write_report(paths: Iterable[str | Path], out_dir: str | Path, min_items: in
             continue
         section = Section(benchmark.name, benchmark.title)
         for spec in benchmark.report.tables:
-            if table := results_table(spec, runs):
+            if spec.per_model:  # a table and heatmap per model (ARB's Figures 15-16)
+                columns = [column.label for column in spec.columns]
+                for table in model_tables(spec, runs):
+                    section.items.append((table, heatmap(table.matrix, list(table.matrix), columns, table.title)))
+            elif table := results_table(spec, runs):
                 section.items.append((table, None))
         for spec in benchmark.report.breakdowns:
             if table := breakdown_table(spec, runs, min_items):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from typing import Any
 from arab_mm_tasks.core.benchmark import Benchmark
 from arab_mm_tasks.core.countries import ARAB_COUNTRIES, ARABIC_NAME, canonical_country
 from arab_mm_tasks.core.registry import all_families
-from arab_mm_tasks.core.reporting import Breakdown, Pools, ResultsTable, ScorecardColumn, cell_task
+from arab_mm_tasks.core.reporting import Breakdown, Pools, ResultsTable, ScorecardColumn, cell_metric, cell_task
 from arab_mm_tasks.report.escape import csv_cell, markdown_text
 from arab_mm_tasks.report.groups import GroupScore, group_scores
 from arab_mm_tasks.report.runs import ModelRun
@@ -93,15 +93,31 @@ def _blank(value: Any) -> bool:
 # ----------------------------------------------------------------------------- paper-shaped results tables
 
 
-def family_value(run: ModelRun, task: str, metric: str) -> float | None:
+def family_value(run: ModelRun, task: str, metric: str, alone: Sequence[str] = ()) -> float | None:
     """A task's value, or for an averaged family the run lacks as a group (lighteval has no groups) the
-    unweighted mean of its members, when the run has them all (GIMMICK's "Avg.")."""
+    unweighted mean of its members, when the run has them all (GIMMICK's "Avg."); when the run has exactly
+    one member and it is in `alone`, that member's value (the paper's "Avg." of a text-only model is its T)."""
     value = run.value(task, metric)
     family = all_families().get(task)
     if value is not None or family is None or not family.average or family.weight_by_size:
         return value
-    members = [run.value(member, metric) for member in family.tasks]
-    return None if any(v is None for v in members) else sum(members) / len(members)  # type: ignore[arg-type]
+    members = {member: run.value(member, metric) for member in family.tasks}
+    present = [member for member, v in members.items() if v is not None]
+    if len(present) == len(members):
+        return sum(members.values()) / len(members)  # type: ignore[arg-type]
+    return members[present[0]] if len(present) == 1 and present[0] in alone else None
+
+
+def _cells(spec: ResultsTable, run: ModelRun, row_task: str | None) -> list[Any] | None:
+    """A row's cells (value x scale, with its unscored count); None when the run has none of them."""
+    where = [(cell_task(column, row_task), cell_metric(column, row_task)) for column in spec.columns]
+    values = [family_value(run, task, metric, c.alone) for (task, metric), c in zip(where, spec.columns, strict=True)]
+    if all(value is None for value in values):
+        return None  # a model or subset the runs lack
+    return [
+        _judged(run, task, metric, math.nan if v is None else v * column.scale)
+        for v, (task, metric), column in zip(values, where, spec.columns, strict=True)
+    ]
 
 
 def results_table(spec: ResultsTable, runs: Sequence[ModelRun]) -> Table | None:
@@ -109,21 +125,38 @@ def results_table(spec: ResultsTable, runs: Sequence[ModelRun]) -> Table | None:
     row_specs: list[tuple[str | None, str | None]] = list(spec.rows) or [(None, None)]
     header = ["model", *(["subset"] if spec.rows else []), *(column.label for column in spec.columns)]
     rows: list[list[Any]] = []
-    found = False
     for run in runs:
         for label, row_task in row_specs:
-            values = [family_value(run, cell_task(column, row_task), column.metric) for column in spec.columns]
-            if all(value is None for value in values):
-                continue  # a model or subset the runs lack
-            found = True
-            cells = [
-                _judged(run, cell_task(column, row_task), column.metric, math.nan if v is None else v * column.scale)
-                for v, column in zip(values, spec.columns, strict=True)
-            ]
-            rows.append([run.label, *([label] if spec.rows else []), *cells])
-    if not found:
+            if (cells := _cells(spec, run, row_task)) is not None:
+                rows.append([run.label, *([label] if spec.rows else []), *cells])
+    if not rows:
         return None
     return Table(spec.key, spec.title, spec.source, header, rows, digits=spec.digits)
+
+
+def model_tables(spec: ResultsTable, runs: Sequence[ModelRun]) -> list[Table]:
+    """`spec` as one table per model with any of its cells: a row per declared row, a column per column, and
+    the values as its heatmap matrix (row -> column -> value; ARB's Figures 15-16)."""
+    tables: list[Table] = []
+    keys: set[str] = set()
+    for run in runs:
+        rows = [[label, *cells] for label, row_task in spec.rows if (cells := _cells(spec, run, row_task))]
+        if not rows:
+            continue
+        key = file_key(spec.key, run.label)
+        if key in keys:  # two model names that read the same as file names
+            key = file_key(spec.key, run.label, hashed=True)
+        keys.add(key)
+        header = ["subset", *(column.label for column in spec.columns)]
+        table = Table(key, f"{spec.title}: {run.label}", spec.source, header, rows, digits=spec.digits)
+        for label, *cells in rows:
+            table.matrix[label] = {
+                column.label: value
+                for column, cell in zip(spec.columns, cells, strict=True)
+                if not _blank(value := cell.value if isinstance(cell, Judged) else cell)
+            }
+        tables.append(table)
+    return tables
 
 
 def unscored_count(run: ModelRun, task: str, metric: str) -> int:
@@ -167,11 +200,18 @@ def pool_samples(run: ModelRun, pools: Pools) -> Iterator[tuple[str, dict[str, A
 
 def breakdown_table(spec: Breakdown, runs: Sequence[ModelRun], min_items: int = MIN_ITEMS) -> Table | None:
     """A row per group value, a column per model: ``mean [low, high] n=N``; None when no run has the samples."""
-    per_model: dict[str, dict[str, GroupScore]] = {}
+    per_model: dict[str, dict[str, GroupScore]] = {}  # a column (model, or model · split) -> group -> score
     for run in runs:
-        scores = group_scores(pool_samples(run, spec.tasks), spec.metric, spec.group_of, spec.scale)
-        if scores:
-            per_model[run.label] = {group_label(spec, s.group): s for s in scores}
+        if spec.split_of is None:
+            scores = group_scores(pool_samples(run, spec.tasks), spec.metric, spec.group_of, spec.scale)
+            if scores:
+                per_model[run.label] = {group_label(spec, s.group): s for s in scores}
+            continue
+        scores = group_scores(pool_samples(run, spec.tasks), spec.metric, _with_split(spec), spec.scale)
+        for split in sorted({str(s.group[1]) for s in scores}):
+            per_model[f"{run.label} · {split}"] = {
+                group_label(spec, s.group[0]): s for s in scores if str(s.group[1]) == split
+            }
     if not per_model:
         return None
     groups = sorted({group for scores in per_model.values() for group in scores})
@@ -183,6 +223,17 @@ def breakdown_table(spec: Breakdown, runs: Sequence[ModelRun], min_items: int = 
     table.notes.append(_interval_note(min_items))
     table.notes += _variant_notes(spec.tasks, {run.label: pool_tasks(run, spec.tasks) for run in runs})
     return table
+
+
+def _with_split(spec: Breakdown) -> Callable[[str, Mapping[str, Any]], list[tuple[Any, Any]]]:
+    """A group-of function giving (group, split) pairs: an item counts in each of its groups once per split."""
+    split_of = spec.split_of
+    assert split_of is not None
+
+    def group_of(task: str, doc: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+        return [(group, split) for group in spec.group_of(task, doc) for split in split_of(task, doc)]
+
+    return group_of
 
 
 def _variant_notes(pools: Pools, used: dict[str, list[str]]) -> list[str]:
