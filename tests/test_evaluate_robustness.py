@@ -121,3 +121,17 @@ def test_skip_unavailable_metrics_runs_and_names_what_was_not_computed(tmp_path,
     scores = results["results"]["arb_ocr"]
     assert scores["bertscore_unscored,none"] == 1 and scores["labse_unscored,none"] == 1
     assert scores["bleu_unscored,none"] == 0  # the metrics that need no model are computed
+
+
+def test_plain_lm_eval_stops_at_task_load_naming_each_missing_encoder(tmp_path, env, tiny_vlm_dir):
+    hub = build_arb_hub_dir(tmp_path / "arb")
+    proc = subprocess.run(
+        [console_script("lm_eval"), "--model", "hf-multimodal", "--model_args", f"pretrained={tiny_vlm_dir}",
+         "--tasks", "arb_ocr", "--metadata", json.dumps({"arb_path": str(hub)}), "--device", "cpu",
+         "--output_path", str(tmp_path / "out")],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "error: arab-mm-tasks preflight: 2 problem(s) found before any model work" in proc.stderr
+    assert "ARAB_MM_BERTSCORE_MODEL" in proc.stderr and "ARAB_MM_LABSE_MODEL" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()  # nothing generated or written
