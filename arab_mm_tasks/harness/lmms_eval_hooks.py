@@ -1,0 +1,153 @@
+"""The functions and the task class lmms-eval's YAML tree names (`!function arab_mm_tasks.harness.lmms_eval_hooks.X`).
+
+- `SpecTask`: every generated task is this lmms-eval ``ConfigurableTask`` (the YAML's ``class``). It
+  replaces lmms-eval's `download` (a plain ``datasets.load_dataset(dataset_path, ...)``, which knows
+  neither our first-use builds nor a local Hub-layout folder's checks) by the same loader lm-eval's
+  hook uses: the source from the task's ``dataset_path`` (the generated default, or a folder / repo
+  a user's task file puts there) and the run options from its ``metadata`` (the keys lm-eval takes
+  in ``--metadata``: ``gimmick_path``, ``judge``, GIMMICK's frame limits, ...).
+- ``doc_to_visual_<task>``, ``doc_to_text_<task>``, ``doc_to_target_<task>``, ``process_results_<task>``:
+  images (or GIMMICK's 1 fps video frames, from our media layer), prompt, ground truth and
+  per-sample scores, all from the task's `TaskSpec`. Media stay lazy: each document holds where its
+  bytes are, each request `LazyImage`s (`arab_mm_tasks.core.lazy_image`).
+- ``aggregate_micro`` / ``aggregate_macro`` / ``aggregate_region_<code>`` / ``aggregate_unscored``:
+  the same aggregations lm-eval's and lighteval's adapters use (`arab_mm_tasks.core.scoring`).
+
+Per-task hooks are resolved from the spec registry by name (module `__getattr__`): no prompt text
+lives here, so lm-eval and lmms-eval give a model the same bytes (tests/test_lmms_eval_adapter.py).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lmms_eval.api.task import ConfigurableTask
+
+from arab_mm_tasks.core import judging
+from arab_mm_tasks.core.preflight import require_config
+from arab_mm_tasks.core.registry import all_specs, get_benchmark
+from arab_mm_tasks.core.run_options import validate_run_options
+from arab_mm_tasks.core.scoring import aggregator, needs_images, score_sample
+from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
+from arab_mm_tasks.core.spec import Request, TaskSpec
+
+RENDERED_REQUESTS_KEPT = 4  # per task: lmms-eval asks for a document's text, then (in the model) its visuals
+
+# `metadata` keys the generator writes for lmms-eval itself; every other key is a run option of ours.
+TASK_METADATA_KEYS = ("version", "description")
+
+
+def default_dataset_path(benchmark: str) -> str:
+    """What the generated YAML names as a benchmark's source: its default source's label."""
+    return DatasetSource.default(benchmark).label
+
+
+def source_for(benchmark: str, dataset_path: str | None, options: Mapping[str, Any]) -> DatasetSource:
+    """The task's source: ``<benchmark>_path`` from its metadata, else a ``dataset_path`` a user's task
+    file set (a folder or a repo id), else the benchmark's default source (what the generated YAML names)."""
+    bench = get_benchmark(benchmark)
+    path = options.get(bench.path_key)
+    if path is None and dataset_path and dataset_path != default_dataset_path(benchmark):
+        path = dataset_path
+    return DatasetSource.resolve(benchmark, path, options.get(bench.revision_key))
+
+
+def load_task_dataset(*, benchmark: str, config: str, split: str, dataset_path: str | None, metadata: Any):
+    """One config of a benchmark as ``{split: Dataset}``, media by reference, as lm-eval's `load_dataset`."""
+    import datasets
+
+    metadata = dict(metadata) if isinstance(metadata, Mapping) else {}
+    run = {key: value for key, value in metadata.items() if key not in TASK_METADATA_KEYS}
+    # lmms-eval adds nothing of its own to a task's metadata, so every other key must be one of ours
+    options = validate_run_options(run)
+    if "judge" in options:  # the run's judge for judged metrics, see arab_mm_tasks.core.judging
+        judging.configure(options["judge"])
+    bench = get_benchmark(benchmark)
+    if bench.configure is not None:  # the benchmark's own run options (GIMMICK's frame limits)
+        bench.configure(options)
+    require_config(benchmark, config, options)  # data, metric models and judge: every problem at once
+    source = source_for(benchmark, dataset_path, options)
+    return datasets.DatasetDict({split: without_media_decoding(load_split(source, config, split, benchmark))})
+
+
+class SpecTask(ConfigurableTask):
+    """An lmms-eval task whose documents come from our sources (see the module docstring)."""
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        # lmms-eval hands a python task its whole YAML, `class` included, which TaskConfig does not take
+        config = {key: value for key, value in (config or {}).items() if key != "class"}
+        super().__init__(config=config, **kwargs)
+
+    def download(self, dataset_kwargs: dict[str, Any] | None = None) -> None:
+        kwargs = dict(dataset_kwargs or self.config.dataset_kwargs or {})
+        self.dataset = load_task_dataset(
+            benchmark=kwargs["benchmark"],
+            config=kwargs["config"],
+            split=kwargs["split"],
+            dataset_path=self.config.dataset_path,
+            metadata=self.config.metadata,
+        )
+        # lmms-eval logs documents from `dataset_no_image`; ours hold media references, never bytes
+        self.dataset_no_image = self.dataset
+
+
+def make_renderer(spec: TaskSpec) -> Callable[[dict], Request]:
+    """`spec.render` keeping the last few requests by document id, so media are decoded once per document."""
+    recent: dict[str, Request] = {}
+
+    def render(doc: dict) -> Request:
+        key = str(doc.get("id"))
+        if key not in recent:
+            if len(recent) >= RENDERED_REQUESTS_KEPT:
+                recent.pop(next(iter(recent)))
+            recent[key] = spec.render(doc)
+        return recent[key]
+
+    return render
+
+
+@functools.cache  # one renderer per task, shared by its text and visual hooks
+def generative_hooks(task: str) -> dict[str, Callable]:
+    spec = all_specs()[task]
+    render = make_renderer(spec)
+
+    def process_results(doc: dict, results: list[str], **_: Any) -> dict:
+        images = render(doc).images if needs_images(spec) else None  # what the model saw (DCScore's verifier)
+        return score_sample(spec, doc, results[0], images)
+
+    assert spec.target is not None
+    return {
+        "doc_to_text": lambda doc: render(doc).query,
+        # a list, as lmms-eval's models take it: [] for a text-only task (they then add no image token)
+        "doc_to_visual": lambda doc: list(render(doc).images),
+        "doc_to_target": spec.target,
+        "process_results": process_results,
+    }
+
+
+_PER_TASK: dict[str, Callable] = {}
+_GENERATIVE_HOOKS = ("doc_to_text_", "doc_to_visual_", "doc_to_target_", "process_results_")
+
+
+def _resolve(name: str) -> Callable | None:
+    for prefix in _GENERATIVE_HOOKS:
+        task = name.removeprefix(prefix)
+        if name.startswith(prefix) and task in all_specs() and all_specs()[task].output_type == "generate_until":
+            return generative_hooks(task)[prefix.rstrip("_")]
+    if name.startswith("aggregate_"):
+        try:
+            return aggregator(name.removeprefix("aggregate_"))
+        except KeyError:
+            return None
+    return None
+
+
+def __getattr__(name: str) -> Callable:
+    if name not in _PER_TASK:
+        hook = _resolve(name)
+        if hook is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        _PER_TASK[name] = hook
+    return _PER_TASK[name]

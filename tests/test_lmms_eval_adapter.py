@@ -1,0 +1,158 @@
+"""lmms-eval as the third harness (`arab_mm_tasks.harness.lmms_eval_tasks` / `lmms_eval_hooks`).
+
+- the committed YAML tree is what the specs generate (no lmms-eval needed);
+- lmms-eval's own `TaskManager` finds every generative task and every family, and no log-likelihood spec;
+- prompt parity, in-process: for every generative task of every benchmark, lmms-eval's task gives the
+  model the same text, byte for byte, and the same pixels (GIMMICK's 1 fps frames included) as lm-eval's
+  task built from our lm-eval tree, on the same documents;
+- a bad data source is one line naming the benchmark and the folder;
+- a real `simple_evaluate` on a tiny random LLaVA through lmms-eval's ``llava_hf`` model class: the
+  scores equal those recomputed from its logged samples.
+
+Tests that need lmms-eval skip with one line where it is not installed (`pip install "arab-mm-tasks[lmms]"`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arab_mm_tasks.core.registry import all_families, all_specs
+from arab_mm_tasks.harness import lmms_eval_tasks
+from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR as LM_EVAL_TREE
+
+
+def _lmms_eval():
+    # `lmms_eval.api.task`, not `lmms_eval`: a wheel of ours installs its YAML under lmms_eval/tasks/ even
+    # without lmms-eval, which makes a bare `lmms_eval` importable as an empty namespace package
+    return pytest.importorskip("lmms_eval.api.task", reason="lmms-eval is not installed (the [lmms] extra)")
+
+
+GENERATIVE = sorted(name for name, spec in all_specs().items() if spec.output_type == "generate_until")
+
+
+def test_the_committed_tree_is_what_the_specs_generate():
+    assert lmms_eval_tasks.drift() == [], "run `python -m arab_mm_tasks.harness.lmms_eval_tasks`"
+
+
+def test_every_generative_spec_and_family_is_generated_and_no_log_likelihood_spec():
+    tree = lmms_eval_tasks.render_tree()
+    assert {path.split("/")[1].removesuffix(".yaml") for path in tree if "/_" not in path} == set(GENERATIVE)
+    assert {path.split("/_")[1].removesuffix(".yaml") for path in tree if "/_" in path} == set(all_families())
+    assert lmms_eval_tasks.unsupported_specs() == sorted(set(all_specs()) - set(GENERATIVE))
+    assert all(spec.benchmark == "arabculture" for spec in map(all_specs().get, lmms_eval_tasks.unsupported_specs()))
+
+
+def test_lmms_eval_task_manager_finds_every_task_and_family():
+    _lmms_eval()
+    from lmms_eval.tasks import TaskManager
+
+    manager = TaskManager("ERROR", include_path=lmms_eval_tasks.tasks_path(), include_defaults=False)
+    index = manager.task_index
+    assert {name for name, entry in index.items() if entry["type"] == "python_task"} == set(GENERATIVE)
+    assert {name for name, entry in index.items() if entry["type"] == "group"} == set(all_families())
+
+
+# ------------------------------------------------------------------------------------ prompt parity
+
+
+@pytest.fixture(scope="module")
+def hub_dirs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A local folder per benchmark lmms-eval gets, built by the real builders (only where lmms-eval is installed)."""
+    _lmms_eval()
+    from arb_fixtures import build_arb_hub_dir
+    from jeem_fixtures import build_jeem_hub_dir
+
+    return {
+        "gimmick": request.getfixturevalue("gimmick_hub_dir"),
+        "pearl": request.getfixturevalue("pearl_hub_dir"),
+        "jeem": build_jeem_hub_dir(tmp_path_factory.mktemp("jeem") / "jeem"),
+        "arb": build_arb_hub_dir(tmp_path_factory.mktemp("arb")),
+    }
+
+
+def _paths(hub_dirs: dict[str, Path]) -> dict[str, str]:
+    return {f"{benchmark}_path": str(folder) for benchmark, folder in hub_dirs.items()}
+
+
+@pytest.fixture(scope="module")
+def managers(hub_dirs: dict[str, Path]):
+    _lmms_eval()
+    from lm_eval.tasks import TaskManager as LmEvalTaskManager
+    from lmms_eval.tasks import TaskManager as LmmsEvalTaskManager
+
+    lm_eval = LmEvalTaskManager(include_path=str(LM_EVAL_TREE), include_defaults=False, metadata=_paths(hub_dirs))
+    lmms_eval = LmmsEvalTaskManager("ERROR", include_path=lmms_eval_tasks.tasks_path(), include_defaults=False)
+    return lm_eval, lmms_eval
+
+
+def load_lmms_task(manager, name: str, metadata: dict):
+    """A task as ``lmms-eval --tasks my_task.yaml`` loads it: our task, with the user's `metadata` on top."""
+    (task,) = manager.load_task_or_group([{"task": name, "metadata": metadata}]).values()
+    return task
+
+
+@pytest.mark.parametrize("name", GENERATIVE)
+def test_lmms_eval_gives_the_model_what_lm_eval_gives_it(name, managers, hub_dirs):
+    lm_eval_manager, lmms_manager = managers
+    (lm_task,) = lm_eval_manager.load([name])["tasks"].values()
+    lmms_task = load_lmms_task(lmms_manager, name, _paths(hub_dirs))
+    lm_docs = list(lm_task.test_docs())
+    lmms_docs = list(lmms_task.test_docs())
+    assert [d["id"] for d in lmms_docs] == [d["id"] for d in lm_docs] and lm_docs
+    spec = all_specs()[name]
+    for lm_doc, lmms_doc in zip(lm_docs, lmms_docs, strict=True):
+        assert lmms_task.doc_to_text(lmms_doc) == lm_task.doc_to_text(lm_doc)
+        assert lmms_task.doc_to_target(lmms_doc) == lm_task.doc_to_target(lm_doc)
+        lm_images = lm_task.doc_to_image(lm_doc) if lm_task.config.doc_to_image else []
+        visuals = lmms_task.doc_to_visual(lmms_doc)
+        assert [(im.size, im.tobytes()) for im in visuals] == [(im.size, im.tobytes()) for im in lm_images]
+        assert lmms_task.doc_to_text(lmms_doc).count("<image>") == len(visuals)
+    # the paper's decoding, as lm-eval runs it
+    assert spec.generation is not None
+    kwargs = lmms_task.config.generation_kwargs
+    assert (kwargs["max_new_tokens"], kwargs["do_sample"], kwargs["until"]) == (
+        spec.generation.max_new_tokens,
+        False,
+        list(spec.generation.until),
+    )
+
+
+def test_cvvqa_visuals_are_lazy_1fps_frames(managers, hub_dirs):
+    from arab_mm_tasks.core.lazy_image import LazyImage
+
+    _, lmms_manager = managers
+    task = load_lmms_task(lmms_manager, "gimmick_cvvqa_none", _paths(hub_dirs))
+    for doc in task.test_docs():
+        video = doc.get("video")
+        assert not isinstance(video, dict) or video.get("bytes") is None  # the document holds a reference
+        frames = task.doc_to_visual(doc)
+        assert frames and all(isinstance(frame, LazyImage) for frame in frames)
+
+
+def test_a_missing_dataset_folder_is_one_line_naming_benchmark_and_folder(managers, tmp_path):
+    from arab_mm_tasks.core.sources import DataSourceError
+
+    _, lmms_manager = managers
+    missing = tmp_path / "nowhere"
+    with pytest.raises(DataSourceError) as err:
+        load_lmms_task(lmms_manager, "gimmick_civqa_none", {"gimmick_path": str(missing)})
+    assert str(err.value) == f"gimmick: dataset folder {str(missing)!r} does not exist"
+
+
+def test_a_dataset_path_in_the_task_file_is_the_source(managers, hub_dirs):
+    """``dataset_path: /data/gimmick`` in a user's task file reads that folder, as ``gimmick_path`` does."""
+    _, lmms_manager = managers
+    (task,) = lmms_manager.load_task_or_group(
+        [{"task": "gimmick_civqa_none", "dataset_path": str(hub_dirs["gimmick"])}]
+    ).values()
+    assert len(task.test_docs()) > 0
+
+
+def test_an_unknown_run_option_is_refused_in_one_line(managers, hub_dirs):
+    from arab_mm_tasks.core.run_options import RunOptionError
+
+    _, lmms_manager = managers
+    with pytest.raises(RunOptionError, match="gimmick_paht"):
+        load_lmms_task(lmms_manager, "gimmick_civqa_none", {"gimmick_paht": str(hub_dirs["gimmick"])})
