@@ -128,7 +128,6 @@ def test_a_valid_row_with_fields_replaced_by_arbitrary_json_is_a_row_or_a_bad_re
     assert outcomes["bad"] > 0  # the property saw the error path, not only lucky valid rows
 
 
-@pytest.mark.xfail(reason="D1 fixing: ARB's gold_row raises AttributeError on a non-string domain", strict=False)
 def test_arb_rows_are_a_row_or_a_bad_record() -> None:
     from dataset_builders.arb.builder import _image, gold_row
 

@@ -84,21 +84,31 @@ def _text(record: Mapping[str, Any], field: str, rid: str) -> str:
     return value
 
 
+def _optional_text(record: Mapping[str, Any], field: str, rid: str) -> str:
+    """A field that may be blank: its text, '' when missing or null, else a bad record (a number, a list, ...)."""
+    value = record.get(field)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ArbRecordError(rid, field, f"is {value!r:.60}, not text")
+    return value
+
+
 def gold_row(record: Mapping[str, Any], rid: str, kind: str, stats: Counter[str], image_id: str = "") -> dict[str, Any]:
     """One release record -> the gold row (model outputs excluded); `image_id` places a blank domain."""
     question, answer, steps_raw = (_text(record, f, rid) for f in ("question", "answer", "steps"))
     try:
-        choices = parse_choices(record.get("choices") or "")
+        choices = parse_choices(_optional_text(record, "choices", rid))
     except FieldError as error:
         raise ArbRecordError(rid, "choices", str(error)) from None
     domain_field = CSV_CATEGORY if kind == "csv" else "domain"
-    domain_raw = record.get(domain_field) or ""
+    domain_raw = _optional_text(record, domain_field, rid)
     domain = domain_of(domain_raw, image_id)
     if domain is None:
         raise ArbRecordError(rid, domain_field, f"is {domain_raw!r}, no ARB domain (nor inferable from image_id)")
     if not domain_raw.strip():
         stats[f"domain_inferred_from_image_id_{domain}"] += 1
-    released = (record.get("Curriculum") or "").strip()
+    released = _optional_text(record, "Curriculum", rid).strip()
     curriculum = curriculum_of(released) if released else None
     if released and curriculum is None:
         raise ArbRecordError(
@@ -123,7 +133,7 @@ def gold_row(record: Mapping[str, Any], rid: str, kind: str, stats: Counter[str]
         "domain_raw": domain_raw,
         "curriculum": curriculum or BY_KEY[domain].curriculum,
         "curriculum_source": "release" if curriculum else "derived",
-        "probabilities": record.get("probabilities") or None,
+        "probabilities": _optional_text(record, "probabilities", rid) or None,
     }
 
 
@@ -233,11 +243,11 @@ def build(
                     raise ArbRecordError(rid, "image_id", f"repeats id {row_id!r} of an earlier row")
                 row = {"id": row_id, **gold_row(record, rid, source.kind, stats, image_id=row_id)}
                 row["image"] = _image(record, rid, source.kind, images)
+                row["image_path"] = _optional_text(record, "image_path", rid) or None
             except reading.BadRecord as error:  # ours, and the shared media check's
                 report.skip_or_raise(error, on_bad_records)
                 continue
             seen.add(row_id)
-            row["image_path"] = record.get("image_path") or None
             stats["rows_without_image"] += row["image"] is None
             writer.add_rows(row["domain"], FEATURES, [row])  # `all` reads the domains' shards: stored once
             report.rows_written += 1
