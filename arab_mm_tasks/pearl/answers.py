@@ -59,10 +59,13 @@ ECHO = re.compile(rf"(?:{_OPTIONS})\s*(?:or|/|ام|او)\s*(?:{_OPTIONS})")  # "
 
 
 WORD = re.compile(r"[a-z]+|[\u0621-\u064A]+")
+LONGEST_WORD = max(map(len, (*TRUE_WORDS, *FALSE_WORDS, *NEGATIONS))) + max(map(len, PREFIXES))
 
 
 def _verdict(word: str) -> bool | None:
     """True / False for a verdict word (with its prefixes), None for any other word."""
+    if len(word) > LONGEST_WORD:
+        return None
     stems = {word.removeprefix(prefix) for prefix in PREFIXES if word.startswith(prefix)}
     if stems & set(TRUE_WORDS):
         return True
@@ -81,22 +84,26 @@ def _verdicts(words: list[str]) -> list[bool]:
     return verdicts
 
 
-def _first_verdict_after(text: str, words: list[re.Match[str]], verdicts: list[int], position: int) -> bool | None:
-    """``_verdicts(words of text[position:])[0]``, from the whole text's `words` (`verdicts`: the indices of
-    its verdict words), without re-reading the text: the first word of ``text[position:]`` may be the
-    tail of a longer word (``answers`` -> ``s``), every later one is a whole word of the text.
+def _first_verdict_after(words: list[re.Match[str]], ends: list[int], verdicts: list[int], at: int) -> bool | None:
+    """``_verdicts(words of text[at:])[0]`` from the whole text's `words` (`ends`: their ends; `verdicts`:
+    the indices of its verdict words), in O(log n): the first word of ``text[at:]`` may be the tail
+    of a longer word (``answers`` -> ``s``), every later one is a whole word of the text. A tail longer
+    than any verdict word is not read (a reply may be one 100 KB "word").
     """
-    first = WORD.search(text, position)
-    if first is None:
+    first = bisect.bisect_right(ends, at)
+    if first == len(words):
         return None
-    verdict = _verdict(first.group())
+    word = words[first]
+    start = max(word.start(), at)
+    tail = word.string[start : word.end()] if word.end() - start <= LONGEST_WORD else ""
+    verdict = _verdict(tail)
     if verdict is not None:
         return verdict
-    later = bisect.bisect_left(verdicts, first.end(), key=lambda index: words[index].start())
+    later = bisect.bisect_right(verdicts, first)
     if later == len(verdicts):
         return None
     index = verdicts[later]
-    previous = words[index - 1].group() if index > 0 and words[index - 1].start() >= first.end() else first.group()
+    previous = words[index - 1].group() if index - 1 > first else tail
     return bool(_verdict(words[index].group())) and previous not in NEGATIONS
 
 
@@ -104,9 +111,10 @@ def parse_true_false(text: str) -> bool | None:
     """A reply's True/False verdict (English or Arabic), else None (see the module docstring)."""
     clean = ECHO.sub(" ", normalize(text))
     words = list(WORD.finditer(clean))
+    ends = [word.end() for word in words]
     verdicts = [index for index, word in enumerate(words) if _verdict(word.group()) is not None]
     for marker in reversed(list(VERDICT_MARKER.finditer(clean))):
-        after = _first_verdict_after(clean, words, verdicts, marker.end())
+        after = _first_verdict_after(words, ends, verdicts, marker.end())
         if after is not None:
             return after
     found = _verdicts([word.group() for word in words])
