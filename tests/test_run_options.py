@@ -10,6 +10,7 @@ Then one real ``lm_eval`` and one real ``arab-mm-lighteval`` command line, and `
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -349,3 +350,25 @@ def test_the_readme_reference_lists_every_option_with_what_it_takes():
         generic = {"source": "`<name>_path`", "revision": "`<name>_revision`"}.get(option.kind)
         row = next((takes for name, takes in rows.items() if name.startswith(generic or f"`{key}`")), None)
         assert row == option.expects, (key, row)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    key=st.sampled_from(sorted(OPTIONS)),
+    edit=st.sampled_from(["delete", "insert", "substitute", "transpose"]),
+    position=st.integers(min_value=0, max_value=40),
+    letter=st.sampled_from("abcdefghijklmnopqrstuvwxyz_-"),
+)
+def test_a_one_letter_typo_of_any_key_is_refused_even_among_lm_evals_keys(key, edit, position, letter):
+    """lm-eval lets a task see its own and the model's keys too, yet a typo of one of ours is never let through."""
+    i = position % len(key)
+    typo_ = {
+        "delete": key[:i] + key[i + 1 :],
+        "insert": key[:i] + letter + key[i:],
+        "substitute": key[:i] + letter + key[i + 1 :],
+        "transpose": key[:i] + key[i + 1 : i + 2] + key[i] + key[i + 2 :],
+    }[edit]
+    if typo_ in OPTIONS:
+        return  # the edit made no change (or another valid key)
+    with pytest.raises(RunOptionError, match=f"^unknown run option '{re.escape(typo_)}'; .* valid: "):
+        validate_run_options({**LM_EVAL_ADDS, typo_: "x"}, from_lm_eval_task=True)

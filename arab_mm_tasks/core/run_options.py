@@ -57,6 +57,7 @@ _SECRET_NAME = re.compile(
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH_PREFIXES = (".", "/", "~")
 _CLOSE = 0.8  # difflib ratio from which an unknown key is taken for a typo of one of ours
+_ONE_EDIT = 0.85  # the ratio of one edit to a key of 7 or more characters (declared keys are longer)
 
 
 class RunOptionError(ValueError):
@@ -85,7 +86,10 @@ def is_ours(key: str, options: Mapping[str, RunOption] | None = None) -> bool:
         return True
     prefixed = tuple(f"{name}_" for name in names)
     unprefixed = [k for k in options if not k.startswith(prefixed)]
-    return bool(difflib.get_close_matches(lowered, unprefixed, n=1, cutoff=_CLOSE))
+    if difflib.get_close_matches(lowered, unprefixed, n=1, cutoff=_CLOSE):
+        return True
+    # one letter off a whole key (``arbpath``, ``xrb_path``); stricter: a model's ``revision`` is no ``arb_revision``
+    return bool(difflib.get_close_matches(lowered, [k.lower() for k in options], n=1, cutoff=_ONE_EDIT))
 
 
 def validate_run_options(metadata: Mapping[str, Any], *, from_lm_eval_task: bool = False) -> dict[str, Any]:
