@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from arab_mm_tasks.core.registry import all_benchmarks, get_benchmark
 from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, check_config, load_split
 
 CONFIG = "Egypt"
@@ -244,3 +245,106 @@ def test_a_folder_datasets_still_cannot_read_is_one_line(build):
         _load_split(build)
     assert str(caught.value).startswith(f"{build}: `datasets` cannot load config 'Egypt': ")
     assert "\n" not in str(caught.value)
+
+
+# ------------------------------------------------------------------------------ offline: what works instead
+
+
+def _build_args(benchmark: str, argv: list[str]):
+    """`argv` parsed as `arab-mm-tasks build <benchmark> ...` parses it (the real command-line parser)."""
+    from arab_mm_tasks.cli import _build_parser
+
+    return _build_parser(get_benchmark(benchmark)).parse_args(argv)
+
+
+@pytest.fixture
+def copies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """COPY, COPY1, ... as folders in the working directory: builders check at parsing that a source exists."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("COPY", "COPY1", "COPY2", "COPY3"):
+        (tmp_path / name).mkdir()
+
+
+RELEASE_PARTS = [(bench.name, part.name) for bench in all_benchmarks().values() for part in bench.release.parts]
+
+
+@pytest.mark.parametrize(("benchmark", "part"), RELEASE_PARTS)
+def test_the_offline_hint_names_a_build_each_builder_takes_and_every_way_to_run_it(benchmark, part, copies):
+    """For every part of every release: a build from a local copy with the builder's own option, then each entry
+    point's form, in one line that does not start with "Or" and ends with its last form (nothing cut after)."""
+    import re
+    import shlex
+
+    from arab_mm_tasks.core.registry import get_benchmark
+    from arab_mm_tasks.core.sources import local_build_hint
+
+    bench = get_benchmark(benchmark)
+    hint = local_build_hint(benchmark, part)
+    assert "\n" not in hint and not hint.startswith("Or") and hint.startswith("Without the Hub, build from a local")
+    (command,) = re.findall(rf"`arab-mm-tasks build {benchmark} ([^`]*)`", hint)
+    args = _build_args(benchmark, shlex.split(command))  # the command line takes exactly this
+    given = {name: value for name, value in vars(args).items() if name != "out" and "COPY" in str(value)}
+    assert len(given) == 1 and str(args.out) == "DIR", (command, vars(args))
+    for repo in next(p for p in bench.release.parts if p.name == part).repos:
+        assert f"`hf download {repo} --repo-type dataset --local-dir COPY`" in hint
+    assert hint.endswith(
+        f'then point the run at DIR: lm_eval --metadata \'{{"{bench.path_key}": "DIR"}}\', '
+        f"arab-mm-lighteval --dataset-path {benchmark}=DIR, or arab-mm-tasks evaluate --dataset-path {benchmark}=DIR."
+    )
+
+
+def test_a_release_with_several_parts_names_each_copy(copies):
+    from arab_mm_tasks.core.sources import local_build_hint
+
+    hint = local_build_hint("gimmick")
+    assert "`arab-mm-tasks build gimmick --sivqa COPY1 --coqa COPY2 --out DIR`" in hint
+    args = _build_args("gimmick", ["--sivqa", "COPY1", "--coqa", "COPY2", "--out", "DIR"])
+    assert "COPY1" in str(args.sivqa) and "COPY2" in str(args.coqa)
+
+
+def test_a_named_repo_offline_says_fetch_it_or_build_from_a_copy():
+    from arab_mm_tasks.core.sources import _hub_error
+
+    message = str(_hub_error(DatasetSource("someone/jeem-fork"), ConnectionError("offline"), "jeem", "msa"))
+    assert message.startswith("cannot reach someone/jeem-fork on the Hub (offline, or HF_HUB_OFFLINE=1). Without")
+    assert "`hf download someone/jeem-fork --repo-type dataset --local-dir DIR`" in message
+    assert "`arab-mm-tasks build jeem --source COPY --out DIR`" in message and "\n" not in message
+
+
+def test_a_release_build_that_stops_on_a_bad_record_says_how_to_skip_it(tmp_path, monkeypatch):
+    from arab_mm_tasks.core import sources
+    from arab_mm_tasks.core.registry import get_benchmark
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    bench = get_benchmark("arabculture")
+
+    def bad_build(part: str, out: Path, revision: str | None):
+        raise ValueError("MBZUAI/ArabCulture row 7: field 'answer_key' is 'Z'")
+
+    monkeypatch.setattr(type(bench), "builder_module", lambda self: type("M", (), {"build_release": bad_build}))
+    with pytest.raises(DataSourceError) as caught:
+        sources.ensure_built(DatasetSource.resolve("arabculture"), CONFIG)
+    assert str(caught.value).startswith(
+        "ArabCulture: building MBZUAI/ArabCulture failed: MBZUAI/ArabCulture row 7: field 'answer_key' is 'Z'. "
+        "To build it skipping bad records (each one counted in the build's report): "
+        "`arab-mm-tasks build arabculture --on-bad-records skip --out DIR`, then point the run at DIR: "
+    )
+
+
+@pytest.mark.slow
+def test_lm_eval_offline_prints_the_whole_hint(tmp_path, cli_env):
+    """The real command line, offline, with no data: the whole line reaches stderr, its last form included."""
+    import subprocess
+
+    from helpers import console_script
+
+    from arab_mm_tasks.core.sources import local_build_hint
+
+    env = {**cli_env, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "HF_HUB_CACHE": str(tmp_path / "hub")}
+    proc = subprocess.run(
+        [console_script("lm_eval"), "--model", "dummy", "--tasks", "arabculture_mcq_en_none_egypt"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "MBZUAI/ArabCulture" in last and last.endswith(local_build_hint("arabculture")), last
