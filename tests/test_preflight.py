@@ -239,6 +239,8 @@ def test_a_configured_judge_that_does_not_answer_is_a_problem_and_a_live_one_is_
     import socket
 
     assert preflight.judge_problem() is None  # no judge: judged later, not a problem
+    (note,) = preflight.check(["gimmick_ckqa_n"], {"gimmick_path": str(arabculture_hub_dir)}).notes
+    assert note.startswith("no judge configured: the judged metrics of gimmick_ckqa_n will be 'not judged'")
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # closed once the block ends: nothing listens there

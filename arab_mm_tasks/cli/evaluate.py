@@ -278,6 +278,8 @@ def _preflight(entries: Sequence[Entry], metadata: dict[str, Any], skip_metrics:
         metric = any(line.startswith("metric ") for line in result.problems)
         hint = "; --skip-unavailable-metrics runs without a metric whose model is missing" if metric else ""
         raise PreflightError(result.message("arab-mm-tasks evaluate") + f"\nno model was loaded{hint}")
+    for note in result.notes:
+        print(f"note: {note}", flush=True)
     for key, reason in result.skipped.items():
         models.skip(key, reason)
         print(f"not computed (--skip-unavailable-metrics): {reason}", flush=True)

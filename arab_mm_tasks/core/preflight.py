@@ -264,10 +264,20 @@ def check(tasks: Iterable[str], metadata: Mapping[str, Any] | None = None, *, sk
             result.skipped[key] = reason
         else:
             result.problems.append(f"{reason} (used by {', '.join(users[:USERS_SHOWN])}{more})")
-    if any(needs_judge(spec) for spec in specs):
+    judged = [spec.name for spec in specs if needs_judge(spec)]
+    if judged:
+        from arab_mm_tasks.core import judging
+
         reason = judge_problem()
         if reason is not None:
             result.problems.append(reason)
+        elif judging.current_config() is None:
+            more = f" and {len(judged) - USERS_SHOWN} more" if len(judged) > USERS_SHOWN else ""
+            result.notes.append(
+                f"no judge configured: the judged metrics of {', '.join(judged[:USERS_SHOWN])}{more} will be "
+                "'not judged' (give --judge or ARAB_MM_JUDGE_MODEL, or judge the saved samples later with "
+                "`arab-mm-tasks judge`)"
+            )
     result.problems = list(dict.fromkeys(result.problems))  # a config read by text and image tasks: once
     return result
 
