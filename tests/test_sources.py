@@ -103,7 +103,8 @@ def test_offline_without_the_release_is_one_line_with_the_fix(user_caches):
     message = str(err.value)
     assert "\n" not in message
     assert "the Hub is unreachable (offline, or HF_HUB_OFFLINE=1) and MBZUAI/ArabCulture is not in" in message
-    assert "arab-mm-tasks build arabculture --source COPY --out DIR" in message and '"arabculture_path": "DIR"' in message
+    assert "arab-mm-tasks build arabculture --source COPY --out DIR" in message
+    assert '"arabculture_path": "DIR"' in message
     assert not Path(DatasetSource.resolve("arabculture").path).exists() or not any(
         Path(DatasetSource.resolve("arabculture").path).glob("*/README.md")
     )  # a failed build is not mistaken for a built one
