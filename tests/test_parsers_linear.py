@@ -31,6 +31,7 @@ from metric_plugins.text_parsing import MAX_REPLY_CHARS, LiteralError, json_valu
 SIZE = 100_000
 BOUND_S = 10.0  # the issue's bound: only a hang or a quadratic parser exceeds it
 FILLERS = (" ", "\n", "\t", "*", "**", "-", ".", ":", "/", "`", "'", '"', "\\", "x", "5", "٥", "أ", "\r\n")
+pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")  # hypothesis, on 100 KB inputs
 LINEAR = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
