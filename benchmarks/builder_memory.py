@@ -10,6 +10,8 @@ Sources are synthetic, in the authors' formats (cached under ``--work``, so a re
   image files;
 - ``clips``: GIMMICK vvqa as a .jsonl whose ``video_fn`` name 10 s textured H.264 clips
   (`arab_mm_tasks.testing.synthetic.write_clip`) in a clips folder;
+- ``arb``: ARB as the HF release ``MBZUAI/ARB`` (one parquet file, ``image`` a 150-220 KB noise JPEG
+  per row, the text columns cycled from the bundled sample of the authors' CSV), in 100-row row groups;
 - ``text``: ArabCulture in the authors' Hub layout (``<Country>/test-00000-of-00001.parquet``),
   rows made from the bundled sample with distinct ``sample_id`` s.
 
@@ -19,7 +21,7 @@ Each build runs in a child process of its own (peak RSS only grows), through the
 the same builds a second time on another checkout's code (e.g. ``/work/main`` before streaming)
 with ``PYTHONPATH=DIR``, side by side:
 
-    python benchmarks/builder_memory.py                            # 1k/5k/20k images, 20/100/500 clips, text
+    python benchmarks/builder_memory.py                            # 1k/5k/20k images, 20/100/500 clips, text, ARB
     python benchmarks/builder_memory.py --baseline /work/main      # before/after
     python benchmarks/builder_memory.py --images 1000 --clips 20 --text 1000   # a quick look
 """
@@ -43,13 +45,13 @@ ROOT = Path(__file__).resolve().parents[1]
 # ---------------------------------------------------------------------------- sources
 
 
-def _noise_jpeg(rng: Any) -> bytes:
-    """A random-noise JPEG of 30-60 KB: noise does not compress, so its size follows its area."""
+def _noise_jpeg(rng: Any, sides: tuple[int, int] = (150, 215)) -> bytes:
+    """A random-noise JPEG (30-60 KB by default): noise does not compress, so its size follows its area."""
     import io
 
     from PIL import Image
 
-    side = int(rng.integers(150, 215))
+    side = int(rng.integers(*sides))
     pixels = rng.integers(0, 256, (side, side, 3), dtype="uint8")
     buffer = io.BytesIO()
     Image.fromarray(pixels).save(buffer, format="JPEG", quality=90)
@@ -180,8 +182,49 @@ def write_text(folder: Path, rows: int) -> Path:
     return folder
 
 
+def write_arb(path: Path, rows: int) -> Path:
+    """ARB's HF release as one parquet file (the card's columns), written 100 rows at a time."""
+    import csv
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from shared_files import shared  # the copy of the authors' CSV the tests read
+
+    sample = shared("real/arb/gpt-4.1-final-responses.stratified_sample.csv")
+    with sample.open(encoding="utf-8", newline="") as stream:
+        released = [row for row in csv.DictReader(stream) if row["category "].strip()]  # the Hub's are all set
+    rng = np.random.default_rng(rows)
+    # ARB's images are large (657 MB over 1,355 rows, ~480 KB each): 150-220 KB here, from a pool of 32
+    # (a 20k-row source stays ~4 GB), so that what a build holds per open domain config shows.
+    pool = [_noise_jpeg(rng, (360, 420)) for _ in range(32)]
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    names = ("question", "answer", "choices", "steps", "domain", "Curriculum")
+    schema = pa.schema([("image", image), *((name, pa.string()) for name in names)])
+    tmp = path.with_suffix(".tmp")
+    with pq.ParquetWriter(tmp, schema) as writer:
+        for start in range(0, rows, 100):
+            ids = range(start, min(rows, start + 100))
+            picked = [released[i % len(released)] for i in ids]
+            columns = {
+                "image": [{"bytes": pool[(i * 7) % len(pool)], "path": f"arb_{i}.jpg"} for i in ids],
+                "question": [f"{row['question']} ({i})" for i, row in zip(ids, picked, strict=True)],
+                **{name: [row[name] for row in picked] for name in ("answer", "choices", "steps")},
+                "domain": [row["category "] for row in picked],
+                "Curriculum": [None for _ in ids],
+            }
+            writer.write_table(pa.table(columns, schema=schema))
+    tmp.rename(path)
+    return path
+
+
 def source_for(kind: str, size: int, work: Path, row_group: int) -> Path:
     path = work / f"{kind}-{size}" if kind != "clips" else work / f"clips10s-{size}"
+    if kind == "arb":
+        file = work / f"arb-{size}.parquet"
+        return file if file.exists() else write_arb(file, size)
     if kind.startswith("images"):
         file = work / f"images-{size}-rg{row_group}.parquet"
         if not file.exists():
@@ -225,6 +268,7 @@ def child(kind: str, source: str, out: str) -> dict[str, Any]:
         "images-jsonl": ("gimmick", ["--sivqa", source]),
         "clips": ("gimmick", ["--vvqa", f"{source}/vvqa.jsonl", "--videos-dir", f"{source}/clips"]),
         "text": ("arabculture", ["--source", source]),
+        "arb": ("arb", ["--hub", source]),
     }[kind]
     benchmark = get_benchmark(name)
     args = _build_parser(benchmark).parse_args([*options, "--out", out])
@@ -265,6 +309,7 @@ def main() -> None:
         help="forms of the image source: parquet, save_to_disk folder, .jsonl naming image files",
     )
     parser.add_argument("--text", type=int, nargs="*", default=[1000, 5000, 20000], help="ArabCulture rows")
+    parser.add_argument("--arb", type=int, nargs="*", default=[1000, 5000, 20000], help="ARB rows (HF release form)")
     parser.add_argument("--row-group", type=int, default=100, help="rows per row group of the image source")
     parser.add_argument("--baseline", type=Path, help="another checkout to run the same builds on (before)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/builder_memory"), help="sources are cached here")
@@ -284,6 +329,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     image_kinds = [{"parquet": "images", "saved": "images-saved", "jsonl": "images-jsonl"}[f] for f in args.forms]
     runs = [*((kind, args.images) for kind in image_kinds), ("clips", args.clips), ("text", args.text)]
+    runs.append(("arb", args.arb))
     for kind, sizes in runs:
         for code_name, code in codes.items():
             peaks = []

@@ -351,3 +351,23 @@ def test_inside_refuses_a_path_that_leaves_out(tmp_path: Path) -> None:
     assert inside(tmp_path / "out", tmp_path / "out" / "predictions" / "m.jsonl").name == "m.jsonl"
     with pytest.raises(reading.SourceError, match="outside the output folder"):
         inside(tmp_path / "out", tmp_path / "out" / ".." / "m.jsonl")
+
+
+def test_a_save_to_disk_folder_cannot_name_arrow_files_outside_it(tmp_path: Path) -> None:
+    """GIMMICK / JEEM / Pearl read a ``save_to_disk`` folder: its state.json names its .arrow files."""
+    import datasets
+    from gimmick_fixtures import SIVQA_FEATURES, sivqa_records
+
+    from dataset_builders.gimmick import build
+
+    folder, outside = tmp_path / "release", tmp_path / "secret"
+    datasets.Dataset.from_list(sivqa_records(), features=SIVQA_FEATURES).save_to_disk(str(folder))
+    state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+    arrow = state["_data_files"][0]["filename"]
+    outside.mkdir()
+    (folder / arrow).rename(outside / arrow)
+    state["_data_files"][0]["filename"] = f"../secret/{arrow}"
+    (folder / "state.json").write_text(json.dumps(state), encoding="utf-8")
+    with pytest.raises(reading.SourceError, match=r"field 'state.json _data_files' names .* outside the release"):
+        build(tmp_path / "out", sivqa=folder)
+    assert not (tmp_path / "out" / "data").exists()

@@ -136,7 +136,7 @@ def _saved(name: str, path: Path) -> Source:
         if SPLIT not in loaded and len(loaded) != 1:
             raise SourceError(f"{name} source {path}: no {SPLIT!r} split (has {sorted(loaded)})")
         loaded = loaded[SPLIT] if SPLIT in loaded else next(iter(loaded.values()))
-    files = [Path(f["filename"]) for f in loaded.cache_files]
+    files = [_saved_file(name, path, f["filename"]) for f in loaded.cache_files]
     # load_from_disk concatenates its .arrow files in order; without an indices mapping they are the rows.
     streamable = loaded._indices is None and bool(files) and all(_is_arrow_stream(file) for file in files)
 
@@ -155,6 +155,16 @@ def _saved(name: str, path: Path) -> Source:
 
     columns = list(loaded.column_names)
     return Source(name, str(path), False, path, loaded.features, columns, records, num_rows=len(loaded))
+
+
+def _saved_file(name: str, folder: Path, file: str) -> Path:
+    """An .arrow file a ``save_to_disk`` folder's state.json names, kept inside the folder (`resolve_inside`)."""
+    try:
+        return resolve_inside(
+            folder, os.path.relpath(file, folder), record=f"{name} source {folder}", field="state.json _data_files"
+        )
+    except BadRecord as err:
+        raise SourceError(str(err)) from None
 
 
 def _is_arrow_stream(file: Path) -> bool:
