@@ -348,3 +348,11 @@ def test_lm_eval_offline_prints_the_whole_hint(tmp_path, cli_env):
     assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     last = proc.stderr.strip().splitlines()[-1]
     assert "MBZUAI/ArabCulture" in last and last.endswith(local_build_hint("arabculture")), last
+
+
+def test_a_dataset_path_that_is_a_file_is_not_called_missing(build):
+    file = build / SHARD
+    with pytest.raises(DataSourceError, match=rf"^arabculture: dataset folder '{file}' is a file, not a dataset"):
+        DatasetSource.resolve("arabculture", str(file))
+    with pytest.raises(DataSourceError, match=r"'/no/such/folder' does not exist$"):
+        DatasetSource.resolve("arabculture", "/no/such/folder")
