@@ -72,6 +72,7 @@ from pathlib import Path
 from typing import Any
 
 from arab_mm_tasks.core.preflight import require_lighteval
+from arab_mm_tasks.core.run_options import RunOptionError
 from arab_mm_tasks.core.sources import (
     DataSourceError,
     check_config,
@@ -195,7 +196,6 @@ def check_dataset_options(options: dict[str, dict[str, str]]) -> None:
 
 def refuse_few_shot(argv: Sequence[str]) -> None:
     """Refuse ``"<our task>|N"`` with N > 0 in the task list before lighteval loads the model (zero-shot only)."""
-    from arab_mm_tasks.core.run_options import RunOptionError
     from arab_mm_tasks.harness.lighteval_tasks import TASKS_TABLE
 
     ours = {config.name for config in TASKS_TABLE} | set(task_groups())
@@ -493,7 +493,7 @@ def run(args: Sequence[str]) -> int:
 
     try:
         app(args=with_default_custom_tasks(argv), prog_name=PROG)
-    except DataSourceError as err:  # no data for a task: one line that says what to do
+    except (DataSourceError, RunOptionError) as err:  # no data for a task, a few-shot entry: one line, what to do
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
     except SystemExit as exit_:

@@ -44,6 +44,7 @@ from lighteval.tasks.lighteval_task import LightevalTaskConfig
 from lighteval.tasks.requests import Doc, SamplingMethod
 
 from arab_mm_tasks.core.registry import all_families, all_specs
+from arab_mm_tasks.core.run_options import RunOptionError
 from arab_mm_tasks.core.scoring import (
     Aggregator,
     aggregation_kind,
@@ -69,8 +70,8 @@ METRICS: dict[str, Callable[[], Metric]] = {
 def make_prompt_function(spec: TaskSpec) -> Callable[[dict[str, Any], str | None], Doc]:
     def prompt(line: dict[str, Any], task_name: str | None = None) -> Doc:
         # lighteval marks rows it formats as few-shot examples; here those would come from the test split.
-        if line.get("__few_shots"):
-            raise ValueError(f"{spec.name} is zero-shot only: run it as '{task_name}|0'")
+        if line.get("__few_shots"):  # `arab-mm-lighteval` refuses "task|N" up front; a tasks file reaches here
+            raise RunOptionError(f"{spec.name} is zero-shot only: run it as '{task_name}|0'")
         request = spec.render(line)
         if spec.output_type == "generate_until":
             return Doc(
