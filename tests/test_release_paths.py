@@ -371,3 +371,23 @@ def test_a_save_to_disk_folder_cannot_name_arrow_files_outside_it(tmp_path: Path
     with pytest.raises(reading.SourceError, match=r"field 'state.json _data_files' names .* outside the release"):
         build(tmp_path / "out", sivqa=folder)
     assert not (tmp_path / "out" / "data").exists()
+
+
+@pytest.mark.parametrize("builder", ["gimmick", "arb"])
+def test_a_parquet_folder_cannot_link_to_a_parquet_outside_it(builder: str, tmp_path: Path) -> None:
+    """A Hub-layout folder is read by globbing ``*.parquet``: a link among them to another file is refused."""
+    from gimmick_fixtures import write_sivqa
+
+    from dataset_builders import arb, gimmick
+
+    (tmp_path / "secret").mkdir()
+    secret = write_sivqa(tmp_path / "secret" / "test-00000-of-00001.parquet")
+    (tmp_path / "release" / "data").mkdir(parents=True)
+    (tmp_path / "release" / "data" / "test-00000-of-00001.parquet").symlink_to(secret)
+    run = {
+        "gimmick": lambda: gimmick.build(tmp_path / "out", sivqa=tmp_path / "release"),
+        "arb": lambda: arb.build(tmp_path / "out", hub_source=str(tmp_path / "release")),
+    }[builder]
+    with pytest.raises(reading.SourceError, match=r"field 'files' names .* outside the release's folder"):
+        run()
+    assert not (tmp_path / "out" / "data").exists()

@@ -21,7 +21,7 @@ from typing import IO, Any
 import pyarrow.parquet as pq
 
 from dataset_builders.core import reading
-from dataset_builders.core.paths import safe_file_name
+from dataset_builders.core.paths import files_inside, safe_file_name
 
 HUB_REPO = "MBZUAI/ARB"
 CSV_CATEGORY = "category "  # sic: the released header has a trailing space
@@ -181,7 +181,7 @@ def read_hub(source: str) -> Source:
 
         repo, _, revision = source.partition("@")
         path = download_release(repo, revision or None)
-    files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
+    files = files_inside(path, sorted(path.rglob("*.parquet")), what=source) if path.is_dir() else [path]
     if not files:
         raise SourceError(f"{source}: no parquet files (expected the MBZUAI/ARB layout data/train-*.parquet)")
 

@@ -80,6 +80,17 @@ def _allowed_roots(root: Path) -> list[Path]:
     return allowed
 
 
+def files_inside(root: Path, files: list[Path], *, what: str) -> list[Path]:
+    """`files` found under a release folder `root` (a glob), each kept inside it: a link out is a `SourceError`."""
+    kept = []
+    for file in files:
+        try:
+            kept.append(resolve_inside(root, os.path.relpath(file, root), record=what, field="files"))
+        except BadRecord as err:
+            raise SourceError(str(err)) from None
+    return kept
+
+
 def is_file(file: Path) -> bool:
     """`Path.is_file`, but False for a name the OS refuses (ENAMETOOLONG, which pathlib re-raises)."""
     try:

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from arab_mm_tasks.core.media import MediaError, load_image, video_frames
 from dataset_builders.core import reading
-from dataset_builders.core.paths import is_file, resolve_inside
+from dataset_builders.core.paths import files_inside, is_file, resolve_inside
 from dataset_builders.core.reading import BadRecord, read_jsonl
 from dataset_builders.core.release import download_release
 
@@ -94,7 +94,8 @@ def read_source(name: str, source: str | os.PathLike[str]) -> Source:
         files = sorted(path.rglob("*.parquet"))
         tests = [p for p in files if p.name.startswith(SPLIT) or SPLIT in p.relative_to(path).parts[:-1]]
         if tests or files:
-            return _parquet(name, str(path), tests or files, path)
+            kept = files_inside(path, tests or files, what=f"{name} source {path}")  # a link out is refused
+            return _parquet(name, str(path), kept, path)
         raise SourceError(f"{name} source {path}: no save_to_disk dataset and no parquet files in this folder")
     text = str(source)
     repo = text.partition("@")[0]
