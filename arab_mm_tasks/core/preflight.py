@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from arab_mm_tasks.core.registry import all_specs, get_benchmark
-from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, _local_hint, check_config
+from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, check_config, local_build_hint
 from arab_mm_tasks.core.spec import TaskSpec
 from metric_plugins import models
 
@@ -175,7 +175,7 @@ def _release_problems(source: DatasetSource, configs: Iterable[str], image_tasks
                 # what to do is the data layer's own wording (one for every offline data failure)
                 problems.append(
                     f"{bench.title}: the authors' release {repo} cannot be fetched to build it on first use: "
-                    f"{reason}. {_local_hint(bench)}"
+                    f"{reason}. {local_build_hint(bench.name, part.name)}"
                 )
     return problems
 
