@@ -4,10 +4,11 @@ A release is untrusted input (DESIGN principle 6): a tampered one must not make 
 embed and publish other files of the machine, nor write outside ``--out``.
 
 - `resolve_inside`: every path a release names (an image file, a CSV's ``image_path``, a card's
-  ``data_files``) resolves, symbolic links followed, inside the release's folder. ``..`` chains,
-  absolute paths, Windows-style ``..\\`` and drive paths, links that point out and NUL bytes
-  are a `BadRecord` naming the record and field (skipped or fatal like any bad
-  record). ``~`` is never expanded: in a release it is a folder name like any other.
+  ``data_files``, a ``save_to_disk`` state's .arrow files) resolves, symbolic links followed, inside
+  the release's folder. ``..`` chains, absolute paths, Windows-style ``..\\`` and drive paths, links
+  that point out and NUL bytes are a `BadRecord` naming the record and field (skipped or fatal like
+  any bad record). ``~`` is never expanded: in a release it is a folder name like any other.
+  `files_inside` applies it to the files a builder globs in a release folder (a link out is refused).
 - `safe_file_name`: a name taken from release data (ARB's model names, from CSV headers) becomes
   one file name: separators, ``%``, control characters and a leading dot are %-escaped
   (reversibly, so two names never meet), and an empty or over-long name is an error.
