@@ -106,7 +106,7 @@ def test_a_pearl_x_log_goes_to_the_pearl_x_tasks_with_their_prompt_layout(pearl_
     runs = {run.task: run for run in read_runs(log, {"pearl": str(pearl_hub_dir)})}
     assert sorted(runs) == ["pearl_x_multi", "pearl_x_single"]
     assert [r["doc"]["n_images"] for r in runs["pearl_x_multi"].records] == [6, 2]
-    assert [r["doc"]["answer_letter"] for r in runs["pearl_x_multi"].records] == ["D", None]
+    assert [r["doc"]["answer_letter"] for r in runs["pearl_x_multi"].records] == ["D", ""]
     report = judge_saved([log], _config(pearl_judge, tmp_path), tmp_path / "judged", {"pearl": str(pearl_hub_dir)})
     assert report["results"][f"pearl_x_single (log: {log.name})"]["acc"] == 100.0
     mcq = next(text for text, _ in _judged(pearl_judge) if "Candidate's chosen answer:\nD\n" in text)

@@ -296,10 +296,10 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_build)
 
     s = sub.add_parser("publish", help="push a built folder to the Hub (token from `hf auth login` or HF_TOKEN)")
-    s.add_argument("folder")
-    s.add_argument("--repo-id", required=True)
-    s.add_argument("--private", action="store_true")
-    s.add_argument("--revision")
+    s.add_argument("folder", help="the folder `arab-mm-tasks build` wrote (data/<config>/ and README.md)")
+    s.add_argument("--repo-id", required=True, help="the Hub dataset repo to push to, e.g. ORG/NAME")
+    s.add_argument("--private", action="store_true", help="create the repo private")
+    s.add_argument("--revision", help="the branch to push to, created when missing (default: main)")
     s.add_argument("--gated", action="store_true", help="gate access (automatic for benchmarks with gated sources)")
     s.add_argument(
         "--public",
@@ -315,8 +315,8 @@ def parser() -> argparse.ArgumentParser:
         "or a tiny local one when the Hub is unreachable",
     )
     s.add_argument("--tasks", help="comma-separated task names (default: arabculture_mcq)")
-    s.add_argument("--limit", type=int)
-    s.add_argument("--device", default="cpu")
+    s.add_argument("--limit", type=int, help="evaluate only the first N documents of each task (default: all)")
+    s.add_argument("--device", default="cpu", help="the torch device of the model, e.g. cuda:0 (default: cpu)")
     s.add_argument("--work-dir", help="where the sample dataset and tiny model are built")
     s.set_defaults(func=_cmd_demo)
 
@@ -334,11 +334,11 @@ def parser() -> argparse.ArgumentParser:
     )
     s.add_argument("paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, or folders")
     s.add_argument("--by", default="topic,country_specific", help="comma-separated document fields")
-    s.add_argument("--metric", default="acc")
+    s.add_argument("--metric", default="acc", help="the metric to break down, e.g. acc, overall, cas (default: acc)")
     s.set_defaults(func=_cmd_breakdown)
 
     s = sub.add_parser("score", help="score a benchmark's released generations (ARB's CSV) with the task's metrics")
-    s.add_argument("benchmark", choices=benchmark_names())
+    s.add_argument("benchmark", choices=benchmark_names(), help="the benchmark whose generations FILE holds")
     s.add_argument(
         "file",
         help="the released file (ARB: the authors' CSV, .csv or .csv.xz, or a build's predictions/<model>.jsonl)",

@@ -262,7 +262,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--icc-missing", default="error", choices=["error", "drop"], help="items with a missing rating")
     s.add_argument("--human-aggregate", default="mean", choices=["mean", "median"], help="the human consensus")
     s.add_argument("--confidence", type=float, default=0.95, help="ICC confidence level (default 0.95)")
-    s.add_argument("--format", default="plain", choices=["plain", "markdown"])
+    s.add_argument("--format", default="plain", choices=["plain", "markdown"], help="table format (default: plain)")
     s.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
     s.set_defaults(func=run)
 

@@ -395,8 +395,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--metadata", help="lm-eval --metadata JSON for the tasks (run options such as gimmick_max_side)")
     s.add_argument("--limit", type=float, help="at most this many documents per task (testing only)")
     s.add_argument("--device", help="e.g. cuda:0 or cpu (default: cuda when torch sees one, else cpu)")
-    s.add_argument("--batch_size", default="1")
-    s.add_argument("--apply_chat_template", action="store_true")
+    s.add_argument("--batch_size", default="1", help="lm-eval's batch size, a number or auto (default: 1)")
+    s.add_argument("--apply_chat_template", action="store_true", help="wrap prompts in the model's chat template")
     s.add_argument("--gen_kwargs", help="lm-eval generation overrides, e.g. max_gen_toks=256")
     s.add_argument("--no-cache", action="store_true", help="do not keep model responses for a resumed run")
     s.add_argument(

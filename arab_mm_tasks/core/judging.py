@@ -86,6 +86,7 @@ def judge_run(
     ids = ids if ids is not None else [f"sample {i}" for i in range(len(values))]
     prompt = get_prompt(prompt_id)
     partial = getattr(prompt.reply_format, "partial", None)  # the scores an invalid reply does give, if any
+    authors = getattr(prompt.reply_format, "authors", None)  # the released scorer's reading of a reply, if any
     judge = config.build_judge(prompt)
     items = [JudgeItem(v["judge"]["fields"], _judge_images(v, i), id=i) for v, i in zip(values, ids, strict=True)]
     run = judge.score_all(items)
@@ -98,6 +99,8 @@ def judge_run(
         }
         if judgement.status == "invalid" and partial is not None and judgement.raw:
             value["judge"]["result"]["partial"] = partial(judgement.raw)
+        if authors is not None and judgement.status in ("valid", "invalid") and judgement.raw is not None:
+            value["judge"]["result"]["authors"] = authors(judgement.raw)  # None: their scorer drops the row
         apply_judgement(value, config.invalid_policy)
     _release(values)
     log.info("judge %s: %s; %s", prompt_id, run.summary, run.mean().as_dict())
@@ -112,14 +115,18 @@ def apply_judgement(value: dict[str, Any], run_policy: str | None = None) -> Non
     Invalid: left out (``exclude``, the default) or averaged in as 0 / -1 (times the weights'
     sum), by the run's ``invalid_policy`` (`run_policy`) or else the metric's. Under ``authors``
     the metric's ``authors_invalid`` substitute stands in only for the scores the reply does not
-    give (its ``partial`` ones are kept), as a benchmark's released scorer does.
+    give (its ``partial`` ones are kept), as a benchmark's released scorer does; where the prompt's
+    reply format reads replies as that scorer does (``authors``: Pearl's), that reading scores every
+    answered judgement, valid or not (`_authors_score`).
     """
     from metric_plugins.judge.aggregate import INVALID_VALUES
 
     result = value["judge"]["result"]
     value["judge_status"] = result["status"]
     weights = value.get("judge_weights")
-    if result["status"] == "valid":
+    if (run_policy or value.get("invalid_policy")) == "authors" and "authors" in result:
+        value["score"] = _authors_score(value, result["authors"])
+    elif result["status"] == "valid":
         name, scores = value.get("judge_score"), result["scores"] or {}
         missing = [n for n in ([name] if name else list(weights or ())) if n not in scores]
         if missing:
@@ -144,6 +151,21 @@ def apply_judgement(value: dict[str, Any], run_policy: str | None = None) -> Non
         )
     else:
         value["score"] = None
+
+
+def _authors_score(value: Mapping[str, Any], reading: Mapping[str, float | None] | None) -> float | None:
+    """A value's score from the released scorer's reading of its reply (`ReplyFormat.authors`, valid or not).
+
+    None (left out, counted unscored) when their scorer drops the row or a score it needs is None.
+    """
+    name, weights = value.get("judge_score"), value.get("judge_weights")
+    parts = {name: 1.0} if name else weights or {None: 1.0}
+    if reading is None:
+        return None
+    numbers = [reading.get(n) if n is not None else next(iter(reading.values()), None) for n in parts]
+    if any(number is None for number in numbers):
+        return None
+    return sum(float(w) * float(n) for w, n in zip(parts.values(), numbers, strict=True))  # type: ignore[arg-type]
 
 
 def _judge_images(value: Mapping[str, Any], sample: str) -> list[Any]:

@@ -61,6 +61,11 @@ PEARL_X_FEATURES = Features(
 )
 
 
+# An item with no answer letter (open-ended, True/False) keeps the release's empty string, never null:
+# the card's `answer_letter` is a string feature and the authors' logs carry it as released.
+NO_LETTER = ""
+
+
 class PearlRecordError(BadRecord):
     """A Pearl release record the builder cannot use; the message names the record and the field."""
 
@@ -174,6 +179,7 @@ def pearl_row(record: Mapping[str, Any], index: int, rid: str, base_dir: Path | 
     else:
         row["answer"], row["answer_letter"] = _closed_answer(record, rid, kind, row["choices"])
         row["augmented_caption"] = _text(record, "augmented_caption", rid, optional=True)
+    row["answer_letter"] = row["answer_letter"] or NO_LETTER
     row["image"] = image_value(record.get("image"), base_dir=base_dir, record=rid, field="image")
     return ("open" if kind == prompts.OPEN_ENDED else "closed"), row
 
@@ -202,6 +208,7 @@ def pearl_x_row(record: Mapping[str, Any], index: int, rid: str, base_dir: Path 
     row["question_type"] = _text(record, "question_type", rid)
     row["choices"] = _choices(record, rid, required=kind == prompts.MULTIPLE_CHOICE)
     row["answer"], row["answer_letter"] = _closed_answer(record, rid, kind, row["choices"])
+    row["answer_letter"] = row["answer_letter"] or NO_LETTER
     row["images"] = [image_value(record[name], base_dir=base_dir, record=rid, field=name) for name in present]
     row["n_images"] = count
     return ("single" if count == 1 else "multi"), row
