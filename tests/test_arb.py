@@ -524,3 +524,22 @@ def test_build_command_on_the_released_csv(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "read 28 rows" in printed and "wrote 28, skipped 0" in printed and "rows_without_step_markers: 1" in printed
     assert (tmp_path / "predictions" / "gpt-4.1.jsonl").is_file() and (tmp_path / "README.md").is_file()
+
+
+def test_a_model_named_with_a_slash_is_scored_by_its_name(tmp_path):
+    """A header's `org/model` is written as `predictions/org%2Fmodel.jsonl` (core.paths.safe_file_name) and read
+    back by the name the user knows."""
+    import csv
+
+    from arab_mm_tasks.arb.released import read_predictions
+
+    rows = list(csv.reader(SAMPLE.read_text("utf-8").splitlines(keepends=True)))
+    rows[0] = [c.replace("gpt-4.1", "openai/gpt-4.1") for c in rows[0]]
+    renamed = tmp_path / "renamed.csv"
+    with renamed.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle, lineterminator="\n").writerows(rows)
+    build(tmp_path / "out", csv=renamed)
+    predictions = tmp_path / "out" / "predictions" / "openai%2Fgpt-4.1.jsonl"
+    assert len(read_predictions(predictions, "openai/gpt-4.1")) == 28
+    with pytest.raises(Exception, match=r"holds the predictions of 'openai/gpt-4\.1', not 'gpt-4\.1'"):
+        read_predictions(predictions, "gpt-4.1")

@@ -20,6 +20,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from arab_mm_tasks.arb.domains import domain_of
 from arab_mm_tasks.core.spec import RecordError, SourceError
@@ -121,8 +122,10 @@ def read_predictions_file(file: Path, model: str | None = None) -> list[tuple[Ma
             f"{file}: not a built ARB folder's predictions file "
             "(<folder>/predictions/<model>.jsonl next to <folder>/data, as `arab-mm-tasks build arb` writes it)"
         )
-    if model is not None and model != file.stem:
-        raise SourceError(f"{file}: holds the predictions of {file.stem!r}, not {model!r}")
+    # the builder names the file by `safe_file_name(model)`: `org/model` is `org%2Fmodel.jsonl`
+    held = unquote(file.stem)
+    if model is not None and model not in (held, file.stem):
+        raise SourceError(f"{file}: holds the predictions of {held!r}, not {model!r}")
     folder = file.parent.parent
     gold = _gold_rows(folder)
     pairs = []
