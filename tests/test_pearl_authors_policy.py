@@ -23,6 +23,7 @@ from dataset_builders.pearl import build
 from metric_plugins.judge.prompts.pearl import PEARL_CAS, PEARL_OPEN_ENDED, RUBRIC
 
 ROOT = Path(__file__).resolve().parents[1]
+JSON_STARTS = "{[\"'-0123456789tfnNI"  # prose that is no JSON value's start
 PROSE = 'Here are my scores: {"correctness": 4, "coherence": 4, "detail": 3, "fluency": 5, "note": "ok"}'
 
 
@@ -39,7 +40,8 @@ def _open_values(hub, judge, tmp_path, policy, predictions):
 
 
 def _mean(values, name):
-    return aggregator("micro")([v[name] for v in values]), aggregator("unscored")([v[f"{name}_unscored"] for v in values])
+    unscored = aggregator("unscored")([v[f"{name}_unscored"] for v in values])
+    return aggregator("micro")([v[name] for v in values]), unscored
 
 
 # prose before the JSON: valid for us; json.loads fails in score.py -> -1 for all four dimensions
@@ -66,7 +68,7 @@ def test_a_bare_number_as_the_rubric_reply(pearl_hub_dir, pearl_judge, tmp_path)
 @settings(max_examples=40, deadline=None)
 @given(
     scores=st.dictionaries(st.sampled_from(RUBRIC), st.integers(-3, 9) | st.floats(0, 5, allow_nan=False)),
-    prose=st.text(min_size=1, max_size=30).filter(lambda t: t.strip() and not t.lstrip()[:1] in "{[\"'-0123456789tfnNI"),
+    prose=st.text(min_size=1, max_size=30).filter(lambda t: t.strip() and t.lstrip()[0] not in JSON_STARTS),
     other=st.none() | st.booleans() | st.integers() | st.lists(st.integers(), max_size=3) | st.text(max_size=10),
 )
 def test_the_authors_rubric_reading_is_score_py(scores, prose, other):
