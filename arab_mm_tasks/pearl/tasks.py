@@ -26,8 +26,10 @@ Groups: ``pearl``, ``pearl_lite`` (both halves) and ``pearl_x`` (accuracy over a
 
 Judged values are x100 for ACC and CAS (percent, as the paper's tables), raw 0-5 for the rubric.
 An invalid judgement counts 0 by default (the paper's full denominators, specs/pearl.md 3.6);
-judge setting ``invalid_policy=authors`` counts it as the authors' ``score.py`` does (-1 for each
-rubric dimension the reply does not give, 0 for ACC and CAS), ``exclude`` leaves it out.
+judge setting ``invalid_policy=authors`` reads every reply as the authors' ``score.py`` does (-1 for
+each rubric dimension the reply does not give, all four when the reply is not pure JSON; a JSON
+reply that is no object leaves the row's rubric out; 0/1 characters for ACC and CAS), ``exclude``
+leaves an invalid judgement out.
 Per country, question type and domain: ``arab-mm-tasks breakdown`` on the saved samples.
 """
 
