@@ -17,7 +17,8 @@ CVVQA_HOWTO = (
     "GIMMICK CVVQA's clips are not on the Hub: the authors' loader downloads them. Once, in an environment "
     "with datasets<4: `load_dataset('floschne/gimmick-vvqa', split='test', trust_remote_code=True)"
     ".save_to_disk(VVQA)`; then `arab-mm-tasks build gimmick --vvqa VVQA --out DIR` (add --videos-dir if the "
-    'clips moved) and pass --metadata \'{"gimmick_path": "DIR"}\' (lighteval: --dataset-path gimmick=DIR)'
+    'clips moved), then point the run at DIR: lm_eval --metadata \'{"gimmick_path": "DIR"}\', '
+    "arab-mm-lighteval --dataset-path gimmick=DIR, or arab-mm-tasks evaluate --dataset-path gimmick=DIR."
 )
 
 # The paper's settings: VQA without hints (Tables 10, 14: "N"), and the input-averaged COQA/CKQA_D families.
