@@ -44,14 +44,16 @@ def default_dataset_path(benchmark: str) -> str:
     return DatasetSource.default(benchmark).label
 
 
-def source_for(benchmark: str, dataset_path: str | None, options: Mapping[str, Any]) -> DatasetSource:
-    """The task's source: ``<benchmark>_path`` from its metadata, else a ``dataset_path`` a user's task
-    file set (a folder or a repo id), else the benchmark's default source (what the generated YAML names)."""
+def with_task_source(benchmark: str, dataset_path: str | None, options: Mapping[str, Any]) -> dict[str, Any]:
+    """`options` with a ``dataset_path`` a user's task file set (a folder or a repo id) as ``<benchmark>_path``.
+
+    ``<benchmark>_path`` in the task's metadata wins; the generated default path is no override.
+    """
     bench = get_benchmark(benchmark)
-    path = options.get(bench.path_key)
-    if path is None and dataset_path and dataset_path != default_dataset_path(benchmark):
-        path = dataset_path
-    return DatasetSource.resolve(benchmark, path, options.get(bench.revision_key))
+    if bench.path_key in options or not dataset_path or dataset_path == default_dataset_path(benchmark):
+        return dict(options)
+    DatasetSource.resolve(benchmark, dataset_path)  # a folder that is not there: one line naming it
+    return {**options, bench.path_key: dataset_path}
 
 
 def load_task_dataset(*, benchmark: str, config: str, split: str, dataset_path: str | None, metadata: Any):
@@ -67,8 +69,9 @@ def load_task_dataset(*, benchmark: str, config: str, split: str, dataset_path: 
     bench = get_benchmark(benchmark)
     if bench.configure is not None:  # the benchmark's own run options (GIMMICK's frame limits)
         bench.configure(options)
+    options = with_task_source(benchmark, dataset_path, options)
     require_config(benchmark, config, options)  # data, metric models and judge: every problem at once
-    source = source_for(benchmark, dataset_path, options)
+    source = DatasetSource.from_metadata(benchmark, options)
     return datasets.DatasetDict({split: without_media_decoding(load_split(source, config, split, benchmark))})
 
 
