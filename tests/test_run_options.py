@@ -372,3 +372,23 @@ def test_a_one_letter_typo_of_any_key_is_refused_even_among_lm_evals_keys(key, e
         return  # the edit made no change (or another valid key)
     with pytest.raises(RunOptionError, match=f"^unknown run option '{re.escape(typo_)}'; .* valid: "):
         validate_run_options({**LM_EVAL_ADDS, typo_: "x"}, from_lm_eval_task=True)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        ('{"arabculture_paht": "x"}', "unknown run option 'arabculture_paht'; did you mean 'arabculture_path'?"),
+        ('{"gimmick_max_side": -5}', "run option 'gimmick_max_side' takes an integer >= 1, got -5"),
+        ('{"gimmick_max_frames": "eight"}', "gimmick_max_frames"),
+        ("[1", "--metadata is not JSON"),
+        ("[1]", "--metadata must be a JSON object"),
+    ],
+)
+def test_evaluate_checks_its_run_options_before_anything_loads(metadata, expected, tmp_path, capsys):
+    from arab_mm_tasks.cli import main
+
+    args = ["evaluate", "--model", "hf", "--model_args", f"pretrained={tmp_path / 'no-model'}", "--tasks",
+            "arabculture_mcq", "--output_path", str(tmp_path / "out"), "--metadata", metadata]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert expected in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()

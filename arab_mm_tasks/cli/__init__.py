@@ -356,6 +356,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from arab_mm_tasks.core.run_options import RunOptionError
     from arab_mm_tasks.core.sources import DataSourceError
     from arab_mm_tasks.core.spec import RecordError, SourceError
     from arab_mm_tasks.report.runs import RunError
@@ -372,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         DataSourceError,
         ReleaseUnavailable,
         RunError,
+        RunOptionError,
     ) as err:
         # bad input or unreachable data: one line that says what to do, not a traceback
         message = err.args[0] if isinstance(err, KeyError) and err.args else err

@@ -409,12 +409,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    metadata: dict[str, Any] = json.loads(args.metadata) if args.metadata else {}
+    from arab_mm_tasks.core.run_options import RunOptionError, validate_run_options
+
+    try:
+        metadata: dict[str, Any] = json.loads(args.metadata) if args.metadata else {}
+    except json.JSONDecodeError as error:
+        raise RunOptionError(f"--metadata is not JSON ({error})") from None
+    if not isinstance(metadata, dict):
+        raise RunOptionError(f"--metadata must be a JSON object of run options, got {type(metadata).__name__}")
     for item in args.dataset_path:
         name, sep, path = item.partition("=")
         if not sep or name not in all_benchmarks():
             raise KeyError(f"--dataset-path {item!r}: expected BENCHMARK=DIR with one of {', '.join(all_benchmarks())}")
         metadata[all_benchmarks()[name].path_key] = path
+    # the same one check as lm-eval's --metadata and arab-mm-lighteval's, before anything is loaded
+    metadata = validate_run_options(metadata)
     limit = int(args.limit) if args.limit and args.limit >= 1 else args.limit
     from arab_mm_tasks.core.preflight import PreflightError
 
