@@ -19,7 +19,7 @@ from arab_mm_tasks.core.countries import ARAB_COUNTRIES
 from arab_mm_tasks.core.registry import all_benchmarks
 from arab_mm_tasks.report.escape import markdown_text
 from arab_mm_tasks.report.page import Section, page_html
-from arab_mm_tasks.report.plots import heatmap
+from arab_mm_tasks.report.plots import heatmap, short_names
 from arab_mm_tasks.report.runs import ModelRun, RunError, read_runs
 from arab_mm_tasks.report.tables import (
     MIN_ITEMS,
@@ -63,7 +63,8 @@ def write_report(paths: Iterable[str | Path], out_dir: str | Path, min_items: in
     out = output_folder(out_dir)
     not_read: dict[Path, str] = {}
     runs = read_runs(paths, not_read)
-    sections = [_scorecard_section(runs, min_items)]
+    short = short_names([run.label for run in runs])  # model names as figures draw them
+    sections = [_scorecard_section(runs, min_items, short)]
     for benchmark in all_benchmarks().values():
         if benchmark.report is None:
             continue
@@ -72,14 +73,16 @@ def write_report(paths: Iterable[str | Path], out_dir: str | Path, min_items: in
             if spec.per_model:  # a table and heatmap per model (ARB's Figures 15-16)
                 columns = [column.label for column in spec.columns]
                 for table in model_tables(spec, runs):
-                    section.items.append((table, heatmap(table.matrix, list(table.matrix), columns, table.title)))
+                    png = heatmap(table.matrix, list(table.matrix), columns, table.title, short=short)
+                    section.items.append((table, png))
             elif table := results_table(spec, runs):
                 section.items.append((table, None))
         for spec in benchmark.report.breakdowns:
             if table := breakdown_table(spec, runs, min_items):
                 groups = [row[0] for row in table.rows]
                 models = list(table.matrix)
-                section.items.append((table, heatmap(table.matrix, models, groups, table.title, table.flagged)))
+                png = heatmap(table.matrix, models, groups, table.title, table.flagged, short=short)
+                section.items.append((table, png))
         if section.items:
             sections.append(section)
     for run in runs:
@@ -102,7 +105,7 @@ def write_report(paths: Iterable[str | Path], out_dir: str | Path, min_items: in
     (out / "report.md").write_text("# arab-mm-tasks report\n\n" + "\n\n".join(markdown) + "\n", encoding="utf-8")
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     written.page.write_text(
-        page_html("Arabic and culture-centred benchmarks: report", [r.label for r in runs], sections, generated),
+        page_html("Arabic and culture-centred benchmarks: report", [r.label for r in runs], sections, generated, short),
         encoding="utf-8",
     )
     written.files += [out / "report.md", written.page]
@@ -117,7 +120,7 @@ def _not_read_section(not_read: dict[Path, str]) -> Section:
     return Section("not-read", "Not read", intro, [(table, None)])
 
 
-def _scorecard_section(runs: list[ModelRun], min_items: int) -> Section:
+def _scorecard_section(runs: list[ModelRun], min_items: int, short: dict[str, str]) -> Section:
     card = scorecard(list(all_benchmarks().values()), runs, min_items)
     section = Section(
         "scorecard",
@@ -136,7 +139,8 @@ def _scorecard_section(runs: list[ModelRun], min_items: int) -> Section:
             table.key = file_key("scorecard", run.label, hashed=True)
         keys.add(table.key)
         columns = card.labels(run.label)
-        png = heatmap(table.matrix, list(table.matrix), columns, table.title, table.flagged) if table.matrix else None
+        png = (heatmap(table.matrix, list(table.matrix), columns, table.title, table.flagged, short=short)
+               if table.matrix else None)  # fmt: skip
         section.items.append((table, png))
         for country in ARAB_COUNTRIES:
             if (value := card.summary(run.label, country)) is not None:
@@ -148,7 +152,8 @@ def _scorecard_section(runs: list[ModelRun], min_items: int) -> Section:
         title = "Arab-world scorecard: summary by country and model"
         source = "the per-model scorecards' summary column"
         summary = Table("scorecard_summary", title, source, ["country", *models], rows, digits=1)
-        section.items.insert(0, (summary, heatmap(summaries, countries, models, summary.title)))
+        png = heatmap(summaries, countries, models, summary.title, short=short) if countries else None
+        section.items.insert(0, (summary, png))
     if not section.items:
         section.intro += " " + _no_scorecard_reason(runs, card)
     return section

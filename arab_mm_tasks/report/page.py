@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from arab_mm_tasks.report.tables import Table
@@ -15,6 +15,8 @@ h1 { font-size: 1.6em; } h2 { border-bottom: 2px solid #446; padding-bottom: .2e
 h3 { font-size: 1.05em; margin-bottom: .2em; } .source { color: #666; font-size: .85em; margin-top: 0; }
 table { border-collapse: collapse; margin: .5em 0 1em; font-size: .85em; }
 th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: right; }
+th { max-width: 14em; overflow-wrap: anywhere; } td { white-space: nowrap; }
+table.wide { display: block; overflow-x: auto; max-width: 100%; }
 th { background: #eef; } td:first-child, th:first-child { text-align: left; }
 td.ar { direction: rtl; text-align: right; font-size: 1.05em; }
 ul.notes { font-size: .8em; color: #555; } img { max-width: 100%; border: 1px solid #ddd; margin: .5em 0; }
@@ -47,13 +49,22 @@ def table_html(table: Table) -> str:
     return (
         f'<h3 id="{html.escape(table.key)}">{html.escape(table.title)}</h3>'
         f'<p class="source">{html.escape(table.source)}</p>'
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f'<table class="wide"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         + (f'<ul class="notes">{notes}</ul>' if notes else "")
     )
 
 
-def page_html(title: str, models: Sequence[str], sections: Sequence[Section], generated: str) -> str:
+def page_html(
+    title: str,
+    models: Sequence[str],
+    sections: Sequence[Section],
+    generated: str,
+    short: Mapping[str, str] | None = None,
+) -> str:
+    """The page; `short`: model name -> the name the figures draw, listed in each figure's tooltip (``title``)."""
     nav = "".join(f'<a href="#{html.escape(s.anchor)}">{html.escape(s.title)}</a>' for s in sections)
+    renamed = {full: name for full, name in (short or {}).items() if name != full}
+    names = "; ".join(f"{name} = {full}" for full, name in renamed.items())
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -61,6 +72,7 @@ def page_html(title: str, models: Sequence[str], sections: Sequence[Section], ge
         f"<h1>{html.escape(title)}</h1>",
         f"<p>Models: {', '.join(html.escape(m) for m in models)}. Generated {html.escape(generated)} by "
         "<code>arab-mm-tasks report</code>.</p>",
+        *([f'<p class="source">Figures name models short: {html.escape(names)}.</p>'] if names else []),
         f"<nav>{nav}</nav>",
     ]
     for section in sections:
@@ -71,7 +83,9 @@ def page_html(title: str, models: Sequence[str], sections: Sequence[Section], ge
             parts.append(table_html(table))
             if png:
                 encoded = base64.b64encode(png).decode("ascii")
-                parts.append(f'<img alt="{html.escape(table.title)} heatmap" src="data:image/png;base64,{encoded}">')
+                tooltip = table.title + (f" (models drawn as {names})" if names else "")
+                parts.append(f'<img alt="{html.escape(table.title)} heatmap" title="{html.escape(tooltip)}" '
+                             f'src="data:image/png;base64,{encoded}">')  # fmt: skip
         parts.append("</section>")
     parts.append("</body></html>")
     return "\n".join(parts)
