@@ -172,3 +172,19 @@ def test_the_page_names_every_short_name_in_full(tmp_path):
     for model, name in short_names(models).items():
         assert f"{name} = {model}" in page  # in the figures' tooltips and the line under the model list
     assert page.count("(models drawn as ") == page.count("<img ")
+
+
+def test_summary_with_one_ranked_country_at_10_models_is_not_squashed():
+    """The "summary by country and model" heatmap with one country ranked: once a strip a few pixels tall."""
+    models = _models(10)
+    summaries = {COUNTRIES[0]: {model: 10.0 * i for i, model in enumerate(models)}}
+    figure = heatmap_figure(summaries, [COUNTRIES[0]], models, "summary by country and model",
+                            short=short_names(models))  # fmt: skip
+    try:
+        figure.canvas.draw()
+        (axes,) = [axes for axes in figure.axes if axes.images]
+        box = axes.get_window_extent(figure.canvas.get_renderer())
+        assert box.height / 10 >= 0.2 * figure.dpi and box.width >= 0.45 * figure.dpi  # every cell 0.2 in or more
+        _assert_readable(figure)
+    finally:
+        plt.close(figure)
