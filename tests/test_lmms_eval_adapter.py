@@ -181,3 +181,65 @@ def test_an_unknown_run_option_is_refused_in_one_line(managers, hub_dirs):
     _, lmms_manager = managers
     with pytest.raises(RunOptionError, match="gimmick_paht"):
         load_lmms_task(lmms_manager, "gimmick_civqa_none", {"gimmick_paht": str(hub_dirs["gimmick"])})
+
+
+# ------------------------------------------------------------------------------------ a real run
+
+
+def test_installed_tree_is_found_by_the_plain_task_manager():
+    """After `pip install "arab-mm-tasks[lmms]"` our tree lies in lmms_eval/tasks/ (pyproject.toml), where the plain
+    ``lmms-eval`` command looks; it is the committed tree."""
+    _lmms_eval()
+    import lmms_eval.tasks
+    from lmms_eval.tasks import TaskManager
+
+    installed = Path(lmms_eval.tasks.__file__).parent / "arab_mm_tasks"
+    if not installed.is_dir():
+        pytest.skip("this environment has no installed copy of the tree (an editable install made before [lmms])")
+    ours = {p.relative_to(lmms_eval_tasks.TREE_DIR): p.read_bytes() for p in lmms_eval_tasks.TREE_DIR.rglob("*.yaml")}
+    assert {p.relative_to(installed): p.read_bytes() for p in installed.rglob("*.yaml")} == ours
+    index = TaskManager("ERROR").task_index
+    assert set(GENERATIVE) | set(all_families()) <= set(index)
+
+
+@pytest.mark.slow
+def test_a_real_lmms_eval_run_scores_what_its_samples_say(tmp_path, tiny_vlm_dir, gimmick_hub_dir, cli_env):
+    """The plain `lmms-eval` command line, lmms-eval's own llava_hf model class (its chat variant, the default)
+    on a tiny random LLaVA, GIMMICK CIVQA from a local folder given in a task file (``--tasks DIR``)."""
+    _lmms_eval()
+    import json
+    import math
+
+    import yaml
+    from helpers import console_script, run_cli
+
+    spec = all_specs()["gimmick_civqa_none"]
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "civqa.yaml").write_text(
+        yaml.safe_dump({"task": spec.name, "metadata": {"gimmick_path": str(gimmick_hub_dir)}})
+    )
+    out = tmp_path / "out"
+    run_cli(
+        [console_script("lmms-eval"), "--model", "llava_hf",
+         "--model_args", f"pretrained={tiny_vlm_dir},dtype=float32,device_map=cpu", "--device", "cpu",
+         "--tasks", str(tasks), "--include_path", lmms_eval_tasks.tasks_path(),
+         "--gen_kwargs", "max_new_tokens=4", "--output_path", str(out), "--log_samples"],
+        env=cli_env, cwd=tmp_path,
+    )  # fmt: skip
+    (results_file,) = out.rglob("*_results.json")
+    (samples_file,) = out.rglob(f"*_samples_{spec.name}.jsonl")
+    results = json.loads(results_file.read_text())["results"][spec.name]
+    samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
+    assert len(samples) == 6  # every CIVQA document of the fixture
+    assert all(s["input"].count("<image>") == 1 for s in samples)  # the prompt lm-eval gives, placeholder included
+
+    # recomputed from the samples alone: each metric's own score function on (answer, target), averaged
+    # overall and over the samples of each region (NaN for a region without samples)
+    for metric in spec.generative_metrics:
+        scores = [(metric.score(s["filtered_resps"], s["target"]), s[metric.name]["regions"]) for s in samples]
+        assert results[f"{metric.name},none"] == pytest.approx(sum(v for v, _ in scores) / len(scores))
+        for region in spec.regions if metric.by_region else ():
+            values = [v for v, regions in scores if region in regions]
+            reported = results[f"{metric.name}_{region},none"]
+            assert math.isnan(reported) if not values else reported == pytest.approx(sum(values) / len(values))

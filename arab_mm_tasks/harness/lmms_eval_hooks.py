@@ -20,10 +20,11 @@ lives here, so lm-eval and lmms-eval give a model the same bytes (tests/test_lmm
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lmms_eval.api.task import ConfigurableTask
+from lmms_eval.api.task import ConfigurableMessagesTask, ConfigurableTask
 
 from arab_mm_tasks.core import judging
 from arab_mm_tasks.core.preflight import require_config
@@ -31,7 +32,7 @@ from arab_mm_tasks.core.registry import all_specs, get_benchmark
 from arab_mm_tasks.core.run_options import validate_run_options
 from arab_mm_tasks.core.scoring import aggregator, needs_images, score_sample
 from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
-from arab_mm_tasks.core.spec import Request, TaskSpec
+from arab_mm_tasks.core.spec import IMAGE_PLACEHOLDER, Request, TaskSpec
 
 RENDERED_REQUESTS_KEPT = 4  # per task: lmms-eval asks for a document's text, then (in the model) its visuals
 
@@ -75,13 +76,15 @@ def load_task_dataset(*, benchmark: str, config: str, split: str, dataset_path: 
     return datasets.DatasetDict({split: without_media_decoding(load_split(source, config, split, benchmark))})
 
 
-class SpecTask(ConfigurableTask):
-    """An lmms-eval task whose documents come from our sources (see the module docstring)."""
+class _Sourced:
+    """Reads the task's documents from our sources (see the module docstring)."""
+
+    config: Any
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         # lmms-eval hands a python task its whole YAML, `class` included, which TaskConfig does not take
         config = {key: value for key, value in (config or {}).items() if key != "class"}
-        super().__init__(config=config, **kwargs)
+        super().__init__(config=config, **kwargs)  # type: ignore[call-arg]
 
     def download(self, dataset_kwargs: dict[str, Any] | None = None) -> None:
         kwargs = dict(dataset_kwargs or self.config.dataset_kwargs or {})
@@ -94,6 +97,44 @@ class SpecTask(ConfigurableTask):
         )
         # lmms-eval logs documents from `dataset_no_image`; ours hold media references, never bytes
         self.dataset_no_image = self.dataset
+
+
+class SpecSimpleTask(_Sourced, ConfigurableTask):
+    """For lmms-eval's "simple" model classes: a prompt string plus `doc_to_visual`."""
+
+
+class SpecChatTask(_Sourced, ConfigurableMessagesTask):
+    """For its chat model classes (the default where a model has one): `doc_to_messages`."""
+
+
+def _requested_task_type() -> str:
+    """ "chat" or "simple": the kind of task lmms-eval's evaluator asked for (it picks it from the model).
+
+    lmms-eval 0.7 builds YAML tasks as `ConfigurableTask` or `ConfigurableMessagesTask` by the model's kind,
+    but calls a python task's ``class`` without saying which, and loads a task given as a config (``--tasks
+    DIR``) as "simple" whatever the model. The kind is therefore read from the frame of `get_task_dict`,
+    which the evaluator calls with it, else of `TaskManager._load_individual_task_or_group`; "simple" when
+    neither is on the stack (a task built by hand).
+    """
+    found: dict[str, str] = {}
+    frame = sys._getframe(1)
+    while frame is not None and "get_task_dict" not in found:
+        name, kind = frame.f_code.co_name, frame.f_locals.get("task_type")
+        if name in ("get_task_dict", "_load_individual_task_or_group") and kind in ("chat", "simple"):
+            found.setdefault(name, kind)
+        frame = frame.f_back
+    return found.get("get_task_dict") or found.get("_load_individual_task_or_group") or "simple"
+
+
+class SpecTask:
+    """The ``class`` of every generated task: a `SpecChatTask` or a `SpecSimpleTask`, as the model needs."""
+
+    def __new__(cls, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:  # type: ignore[misc]
+        kind = SpecChatTask if _requested_task_type() == "chat" else SpecSimpleTask
+        return kind(config=config, **kwargs)
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:  # lmms-eval reads the signature
+        raise AssertionError("unreachable: __new__ returns another class")
 
 
 def make_renderer(spec: TaskSpec) -> Callable[[dict], Request]:
@@ -120,8 +161,21 @@ def generative_hooks(task: str) -> dict[str, Callable]:
         images = render(doc).images if needs_images(spec) else None  # what the model saw (DCScore's verifier)
         return score_sample(spec, doc, results[0], images)
 
+    def doc_to_messages(doc: dict, **_: Any) -> list[dict]:
+        # one user turn, each image where its placeholder is: the text parts joined with "<image>" between
+        # them are the prompt lm-eval gives, byte for byte (its chat path also puts images there)
+        request = render(doc)
+        content: list[dict] = []
+        for i, text in enumerate(request.query.split(IMAGE_PLACEHOLDER)):
+            if i:
+                content.append({"type": "image", "url": request.images[i - 1]})
+            if text:
+                content.append({"type": "text", "text": text})
+        return [{"role": "user", "content": content}]
+
     assert spec.target is not None
     return {
+        "doc_to_messages": doc_to_messages,
         "doc_to_text": lambda doc: render(doc).query,
         # a list, as lmms-eval's models take it: [] for a text-only task (they then add no image token)
         "doc_to_visual": lambda doc: list(render(doc).images),
@@ -131,7 +185,7 @@ def generative_hooks(task: str) -> dict[str, Callable]:
 
 
 _PER_TASK: dict[str, Callable] = {}
-_GENERATIVE_HOOKS = ("doc_to_text_", "doc_to_visual_", "doc_to_target_", "process_results_")
+_GENERATIVE_HOOKS = ("doc_to_messages_", "doc_to_text_", "doc_to_visual_", "doc_to_target_", "process_results_")
 
 
 def _resolve(name: str) -> Callable | None:

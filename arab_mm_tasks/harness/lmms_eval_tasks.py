@@ -77,6 +77,7 @@ def task_file(spec: TaskSpec) -> tuple[str, dict]:
         "test_split": spec.split,
         "output_type": "generate_until",
         "doc_to_visual": _hook("doc_to_visual", spec),
+        "doc_to_messages": _hook("doc_to_messages", spec),  # lmms-eval's chat model classes
         "doc_to_text": _hook("doc_to_text", spec),
         "doc_to_target": _hook("doc_to_target", spec),
         "process_results": _hook("process_results", spec),
