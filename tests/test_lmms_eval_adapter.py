@@ -130,6 +130,11 @@ def test_lmms_eval_gives_the_model_what_lm_eval_gives_it(name, managers, hub_dir
         visuals = lmms_task.doc_to_visual(lmms_doc)
         assert [(im.size, im.tobytes()) for im in visuals] == [(im.size, im.tobytes()) for im in lm_images]
         assert lmms_task.doc_to_text(lmms_doc).count("<image>") == len(visuals)
+        # chat model classes: one user turn, each image where its placeholder was, the same words around them
+        ((turn,), text) = lmms_task.config.doc_to_messages(lmms_doc), lm_task.doc_to_text(lm_doc)
+        assert "".join(p["text"] if p["type"] == "text" else "<image>" for p in turn["content"]) == text
+        images = [p["url"] for p in turn["content"] if p["type"] == "image"]
+        assert [im.tobytes() for im in images] == [im.tobytes() for im in lm_images]
     # the paper's decoding, as lm-eval runs it
     assert spec.generation is not None
     kwargs = lmms_task.config.generation_kwargs
