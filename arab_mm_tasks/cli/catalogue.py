@@ -19,6 +19,12 @@ Every task below runs in lm-eval (`lm_eval --tasks NAME`) and in lighteval
 need a vision-language model (lm-eval `hf-multimodal` / `vllm-vlm`, lighteval `--vision-model`);
 in prompts, each `<image>` stands for one image or video frame (lighteval places images after the
 text and gets the prompt without these lines).
+
+Every generative task (all but ArabCulture's) and every family also runs in lmms-eval, after
+`pip install "arab-mm-tasks[lmms]"`: `lmms-eval --model MODEL --model_args ... --tasks NAME`
+(docs/lmms_eval.md). ArabCulture's MCQ and completion tasks are log-likelihood tasks and are not
+registered there: most of lmms-eval's model classes (qwen2_vl, qwen2_5_vl, internvl, openai, vllm)
+raise on log-likelihood requests.
 """
 
 
