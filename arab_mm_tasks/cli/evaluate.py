@@ -42,6 +42,7 @@ import logging
 import re
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,6 +246,12 @@ def run_suite(
         except _data_errors() as error:
             outcome[item.name] = "failed: " + " ".join(str(error).splitlines())
             print(f"{stage}: {outcome[item.name]}", flush=True)
+            continue
+        except Exception as error:  # one entry's model or harness fault must not stop the suite
+            # not bad input but a fault inside the model or harness: its traceback is what the user debugs with
+            traceback.print_exc()
+            outcome[item.name] = f"failed: {type(error).__name__}: " + " ".join(str(error).splitlines())
+            print(f"{stage}: {outcome[item.name]} (traceback above; the other entries go on)", flush=True)
             continue
         outcome[item.name] = "ran" + (f" (not computed: {', '.join(skipped)}, model unavailable)" if skipped else "")
         print(f"{stage}: done in {time.monotonic() - started:.1f} s -> {saved}", flush=True)
