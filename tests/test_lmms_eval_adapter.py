@@ -207,35 +207,54 @@ def test_installed_tree_is_found_by_the_plain_task_manager():
     assert set(GENERATIVE) | set(all_families()) <= set(index)
 
 
-@pytest.mark.slow
-def test_a_real_lmms_eval_run_scores_what_its_samples_say(tmp_path, tiny_vlm_dir, gimmick_hub_dir, cli_env):
-    """The plain `lmms-eval` command line, lmms-eval's own llava_hf model class (its chat variant, the default)
-    on a tiny random LLaVA, GIMMICK CIVQA from a local folder given in a task file (``--tasks DIR``)."""
-    _lmms_eval()
-    import json
-    import math
-
+def _task_files(folder: Path, *entries: dict) -> Path:
+    """A ``--tasks DIR`` folder: one task file per entry (our task or family, with the run's data and options)."""
     import yaml
+
+    folder.mkdir()
+    for i, entry in enumerate(entries):
+        (folder / f"{i}.yaml").write_text(yaml.safe_dump(entry), encoding="utf-8")
+    return folder
+
+
+def _lmms_eval_cli(tmp_path: Path, model: Path, tasks: Path, env: dict[str, str], *extra: str) -> Path:
     from helpers import console_script, run_cli
 
-    spec = all_specs()["gimmick_civqa_none"]
-    tasks = tmp_path / "tasks"
-    tasks.mkdir()
-    (tasks / "civqa.yaml").write_text(
-        yaml.safe_dump({"task": spec.name, "metadata": {"gimmick_path": str(gimmick_hub_dir)}})
-    )
     out = tmp_path / "out"
     run_cli(
         [console_script("lmms-eval"), "--model", "llava_hf",
-         "--model_args", f"pretrained={tiny_vlm_dir},dtype=float32,device_map=cpu", "--device", "cpu",
+         "--model_args", f"pretrained={model},dtype=float32,device_map=cpu", "--device", "cpu",
          "--tasks", str(tasks), "--include_path", lmms_eval_tasks.tasks_path(),
-         "--gen_kwargs", "max_new_tokens=4", "--output_path", str(out), "--log_samples"],
-        env=cli_env, cwd=tmp_path,
+         "--gen_kwargs", "max_new_tokens=4", "--output_path", str(out), "--log_samples", *extra],
+        env=env, cwd=tmp_path,
     )  # fmt: skip
+    return out
+
+
+def _results_and_samples(out: Path) -> tuple[dict, dict[str, list[dict]]]:
+    import json
+
     (results_file,) = out.rglob("*_results.json")
-    (samples_file,) = out.rglob(f"*_samples_{spec.name}.jsonl")
-    results = json.loads(results_file.read_text())["results"][spec.name]
-    samples = [json.loads(line) for line in samples_file.read_text().splitlines()]
+    samples = {}
+    for path in out.rglob("*_samples_*.jsonl"):
+        task = path.stem.split("_samples_", 1)[1]
+        samples[task] = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    return json.loads(results_file.read_text("utf-8"))["results"], samples
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["chat", "simple"])
+def test_a_real_lmms_eval_run_scores_what_its_samples_say(kind, tmp_path, tiny_vlm_dir, gimmick_hub_dir, cli_env):
+    """The plain `lmms-eval` command line, lmms-eval's own llava_hf model class (its chat variant, the default, and
+    the simple one), a tiny random LLaVA, GIMMICK CIVQA from a local folder given in a task file (``--tasks DIR``)."""
+    _lmms_eval()
+    import math
+
+    spec = all_specs()["gimmick_civqa_none"]
+    tasks = _task_files(tmp_path / "tasks", {"task": spec.name, "metadata": {"gimmick_path": str(gimmick_hub_dir)}})
+    out = _lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, cli_env, *(["--force_simple"] if kind == "simple" else []))
+    all_results, all_samples = _results_and_samples(out)
+    results, samples = all_results[spec.name], all_samples[spec.name]
     assert len(samples) == 6  # every CIVQA document of the fixture
     assert all(s["input"].count("<image>") == 1 for s in samples)  # the prompt lm-eval gives, placeholder included
 
@@ -248,3 +267,62 @@ def test_a_real_lmms_eval_run_scores_what_its_samples_say(tmp_path, tiny_vlm_dir
             values = [v for v, regions in scores if region in regions]
             reported = results[f"{metric.name}_{region},none"]
             assert math.isnan(reported) if not values else reported == pytest.approx(sum(values) / len(values))
+
+
+@pytest.mark.slow
+def test_a_family_of_text_only_and_image_members_runs_from_a_dataset_path(tmp_path, tiny_vlm_dir, gimmick_hub_dir,
+                                                                           cli_env):  # fmt: skip
+    """A family in a task file: lmms-eval keeps a group's `metadata` to itself but hands `dataset_path` down."""
+    _lmms_eval()
+    tasks = _task_files(tmp_path / "tasks", {"task": "gimmick_coqa_c", "dataset_path": str(gimmick_hub_dir)})
+    results, samples = _results_and_samples(_lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, cli_env))
+    members = all_families()["gimmick_coqa_c"].tasks
+    assert set(samples) == set(members) and all(samples[m] for m in members)
+    assert not any("<image>" in s["input"] for s in samples["gimmick_coqa_c_text"])  # the text-only member
+    family = results["gimmick_coqa_c"]["relaxed_acc_compat,none"]  # the paper's Avg. over the three members
+    assert family == pytest.approx(sum(results[m]["relaxed_acc_compat,none"] for m in members) / len(members))
+
+
+def _pearl_expected(value: dict) -> float:
+    """What a judged value must score: the loopback judge's reply to its prompt, weighted as the metric says."""
+    from pearl_fixtures import pearl_reply
+
+    from metric_plugins.judge import JudgeItem, get_prompt
+
+    judge = value["judge"]
+    prompt = get_prompt(judge["prompt"])
+    (message,) = prompt.render(JudgeItem(judge["fields"]))
+    parsed = prompt.parse(pearl_reply(message.text))
+    assert parsed.valid
+    return sum(weight * parsed.scores[name] for name, weight in value["judge_weights"].items())
+
+
+@pytest.mark.slow
+def test_pearl_is_judged_in_the_lmms_eval_run(tmp_path, tiny_vlm_dir, pearl_hub_dir, cli_env):
+    """The judge named in the task file's metadata (a loopback server answering Pearl's prompts) scores every
+    sample once, the images reach the rubric and CAS judges, and a second run is answered from the judge cache."""
+    _lmms_eval()
+    from pearl_fixtures import PearlJudgeServer
+
+    env = {**cli_env, "OPENAI_API_KEY": "sk-test-PEARL"}
+    with PearlJudgeServer() as server:
+        judge = f"model=judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
+        metadata = {"pearl_path": str(pearl_hub_dir), "judge": judge}
+        entries = [{"task": name, "metadata": metadata} for name in ("pearl_closed", "pearl_open")]
+        tasks = _task_files(tmp_path / "tasks", *entries)
+        results, samples = _results_and_samples(_lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, env, "--limit", "3"))
+        first_calls = len(server.requests)
+        for task, metrics in (("pearl_closed", ["acc"]), ("pearl_open", ["correctness", "overall", "cas"])):
+            assert len(samples[task]) == 3
+            for name in metrics:
+                values = [s[name] for s in samples[task]]
+                assert all(v["judge_status"] == "valid" for v in values)
+                expected = sum(_pearl_expected(v) for v in values) / len(values)
+                assert results[task][f"{name},none"] == pytest.approx(expected)
+                assert results[task][f"{name}_unscored,none"] == 0
+        bodies = [server_request.body for server_request in server.requests]
+        assert first_calls == len(bodies) > 0
+        rerun = tmp_path / "rerun"
+        rerun.mkdir()
+        _lmms_eval_cli(rerun, tiny_vlm_dir, tasks, env, "--limit", "3")
+        assert len(server.requests) == first_calls  # every judgement came from the cache
