@@ -125,6 +125,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_generate(args: argparse.Namespace) -> int:
     """Regenerate (or with --check, verify) everything derived from the specs."""
     from arab_mm_tasks.cli.catalogue import render_catalogue
+    from arab_mm_tasks.harness import lmms_eval_tasks  # lmms-eval's tree; imports no lmms-eval
     from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR, drift, write_tree
 
     if args.benchmark:  # one benchmark's YAML (your own, named in ARAB_MM_TASKS_EXTRA_BENCHMARKS) for --include_path
@@ -137,12 +138,14 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     catalogue_path = Path(args.docs_dir) / "tasks.md"
     if args.check:
         stale = [str(TASKS_DIR / rel) for rel in drift()]
+        stale += [str(lmms_eval_tasks.TREE_DIR / rel) for rel in lmms_eval_tasks.drift()]
         if not catalogue_path.exists() or catalogue_path.read_text("utf-8") != render_catalogue():
             stale.append(str(catalogue_path))
         for path in stale:
             print(f"out of date: {path}")
         return 1 if stale else 0
     print(f"wrote {len(write_tree())} lm-eval YAML files under {TASKS_DIR}")
+    print(f"wrote {len(lmms_eval_tasks.write_tree())} lmms-eval YAML files under {lmms_eval_tasks.TREE_DIR}")
     catalogue_path.parent.mkdir(parents=True, exist_ok=True)
     catalogue_path.write_text(render_catalogue(), encoding="utf-8")
     print(f"wrote {catalogue_path}")
