@@ -5,8 +5,8 @@ and any ``--include_path`` (``LMMS_EVAL_PLUGINS`` is read only after the task in
 adds no task; `lmms_eval/__main__.py`). The tree is committed under
 `arab_mm_tasks/harness/lmms_eval_tree/`, and the wheel also installs it as
 `lmms_eval/tasks/arab_mm_tasks/` (pyproject.toml), where the plain ``lmms-eval`` command finds it.
-A test regenerates it and fails if the committed files drifted; regenerate with
-``python -m arab_mm_tasks.harness.lmms_eval_tasks``.
+A test regenerates it and fails if the committed files drifted; regenerate with ``arab-mm-tasks generate``
+(which writes lm-eval's tree too) or ``python -m arab_mm_tasks.harness.lmms_eval_tasks``.
 
 Per generative spec, one task file ``<benchmark>/<spec>.yaml``: an lmms-eval python task
 (``class: SpecTask``, which reads our sources) whose visuals, prompt, target and scores are hooks
