@@ -326,3 +326,38 @@ def test_pearl_is_judged_in_the_lmms_eval_run(tmp_path, tiny_vlm_dir, pearl_hub_
         rerun.mkdir()
         _lmms_eval_cli(rerun, tiny_vlm_dir, tasks, env, "--limit", "3")
         assert len(server.requests) == first_calls  # every judgement came from the cache
+
+
+@pytest.mark.slow
+def test_lmms_eval_and_lm_eval_generate_and_score_alike_on_the_same_model(tmp_path, tiny_vlm_dir, gimmick_hub_dir,
+                                                                           cli_env):  # fmt: skip
+    """The same tiny LLaVA through lm-eval's `hf-multimodal` (chat template applied) and lmms-eval's `llava_hf`:
+    the same prompt gives the same greedy answers (lmms-eval strips the answer's surrounding spaces) and the
+    same scores."""
+    _lmms_eval()
+    import json
+
+    from helpers import console_script, run_cli
+
+    spec = all_specs()["gimmick_civqa_none"]
+    tasks = _task_files(tmp_path / "tasks", {"task": spec.name, "metadata": {"gimmick_path": str(gimmick_hub_dir)}})
+    lmms_results, lmms_samples = _results_and_samples(_lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, cli_env))
+    lm_out = tmp_path / "lm_eval"
+    run_cli(
+        [console_script("lm_eval"), "--model", "hf-multimodal", "--model_args", f"pretrained={tiny_vlm_dir}",
+         "--tasks", spec.name, "--metadata", json.dumps({"gimmick_path": str(gimmick_hub_dir)}),
+         "--gen_kwargs", "max_gen_toks=4", "--apply_chat_template", "--device", "cpu",
+         "--output_path", str(lm_out), "--log_samples"],
+        env=cli_env, cwd=tmp_path,
+    )  # fmt: skip
+    (lm_results_file,) = lm_out.rglob("results_*.json")
+    (lm_samples_file,) = lm_out.rglob(f"samples_{spec.name}_*.jsonl")
+    lm_results = json.loads(lm_results_file.read_text("utf-8"))["results"][spec.name]
+    lm_samples = sorted((json.loads(line) for line in lm_samples_file.read_text("utf-8").splitlines()),
+                        key=lambda s: s["doc_id"])  # fmt: skip
+    ours = sorted(lmms_samples[spec.name], key=lambda s: s["doc_id"])
+    assert [s["filtered_resps"][0].strip() for s in lm_samples] == [s["filtered_resps"].strip() for s in ours]
+    assert [s["target"] for s in lm_samples] == [s["target"] for s in ours]
+    for name in spec.metric_names():
+        key = f"{name},none"
+        assert lm_results[key] == pytest.approx(lmms_results[spec.name][key], nan_ok=True)
