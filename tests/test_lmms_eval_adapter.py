@@ -151,8 +151,8 @@ def test_cvvqa_visuals_are_lazy_1fps_frames(managers, hub_dirs):
     _, lmms_manager = managers
     task = load_lmms_task(lmms_manager, "gimmick_cvvqa_none", _paths(hub_dirs))
     for doc in task.test_docs():
-        video = doc.get("video")
-        assert not isinstance(video, dict) or video.get("bytes") is None  # the document holds a reference
+        video = doc["video"]  # the document holds where the clip's bytes are, not the bytes
+        assert video["bytes"] is None and video["stored_at"]
         frames = task.doc_to_visual(doc)
         assert frames and all(isinstance(frame, LazyImage) for frame in frames)
 
