@@ -53,7 +53,7 @@ def test_missing_dataset_folder_is_a_clear_error(tmp_path, tiny_lm_dir, cli_env)
     )  # fmt: skip
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert last == "error: arabculture: dataset folder './no/such/folder' does not exist"
+    assert last == "error: run option 'arabculture_path': folder './no/such/folder' does not exist"
 
 
 def test_build_gimmick_from_the_authors_formats(tmp_path, capsys):

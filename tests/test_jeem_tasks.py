@@ -276,7 +276,7 @@ def test_dcscore_prompts_follow_the_runs_language_option(folder, judge_server, m
     assert arabic == sorted(rendered(DCSCORE_EXTRACT_AR, c) for c in (PREDICTION, doc["reference"]))
     english = extraction_requests(PREDICTION + " 2")  # the paper's default: the option left out
     assert english == sorted(rendered(DCSCORE_EXTRACT, c) for c in (PREDICTION + " 2", doc["reference"]))
-    with pytest.raises(ValueError, match="jeem_dcscore_language: DCScore language must be one of en, ar, got 'fr'"):
+    with pytest.raises(ValueError, match="run option 'jeem_dcscore_language' takes one of 'en', 'ar', got 'fr'"):
         extraction_requests(PREDICTION, jeem_dcscore_language="fr")
 
 

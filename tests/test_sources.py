@@ -158,7 +158,8 @@ def test_lm_eval_offline_without_data_prints_one_line_not_a_traceback(tmp_path, 
     )  # fmt: skip
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: ArabCulture: the Hub is unreachable") and "--metadata" in last
+    assert last.startswith("error: arab-mm-tasks preflight: ArabCulture: ") and "MBZUAI/ArabCulture" in last
+    assert "arab-mm-tasks build arabculture --source" in last and '"arabculture_path": "DIR"' in last
 
 
 def test_gated_release_says_where_to_accept_the_conditions(tmp_path, user_caches, cli_env):

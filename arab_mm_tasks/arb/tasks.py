@@ -170,7 +170,12 @@ METRICS: tuple[GenerativeMetric, ...] = (
     *(
         metric
         for name in ("bleu", "rouge1", "rouge2", "rougeL", "bertscore", "labse")
-        for metric in _both(name, f"{name} of the steps vs the reference x100", batch=f"{SCORERS}:{name}")
+        for metric in _both(
+            name,
+            f"{name} of the steps vs the reference x100",
+            batch=f"{SCORERS}:{name}",
+            encoder=name if name in ("bertscore", "labse") else None,
+        )
     ),
 )
 

@@ -430,7 +430,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             raise KeyError(f"--dataset-path {item!r}: expected BENCHMARK=DIR with one of {', '.join(all_benchmarks())}")
         metadata[all_benchmarks()[name].path_key] = path
     # the same one check as lm-eval's --metadata and arab-mm-lighteval's, before anything is loaded
-    metadata = validate_run_options(metadata)
+    metadata = validate_run_options(metadata, missing_folders=True)  # a missing folder: listed by the preflight
     limit = int(args.limit) if args.limit and args.limit >= 1 else args.limit
     from arab_mm_tasks.core.preflight import PreflightError
 

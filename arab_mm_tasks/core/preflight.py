@@ -9,8 +9,8 @@ downloaded, no model is loaded):
   made from the CSV without ``--images-dir`` is refused here, not as a `RecordError` mid-run); a
   Hub repo, or the authors' release a first use builds from, is in the Hugging Face cache or the Hub
   lets us read it.
-- metric models: every encoder a task's metrics use (BERTScore, LaBSE, ALDi; a metric named by its
-  key in `metric_plugins.models.MODELS`), as ``ARAB_MM_<KEY>_MODEL`` resolves it, is a local model
+- metric models: every encoder a task's metrics use (BERTScore, LaBSE, ALDi: each metric's
+  `encoder`, a key of `metric_plugins.models.MODELS`), as ``ARAB_MM_<KEY>_MODEL`` resolves it, is a local model
   folder or is in the Hugging Face cache (or downloadable: the Hub answers).
 - judge: when a task has judged metrics and a judge is configured, its endpoint accepts a connection
   (an OpenAI-compatible one) or its model can be had (in-process transformers). With no judge
@@ -56,6 +56,9 @@ class Preflight:
     notes: list[str] = field(default_factory=list)
 
     def message(self, who: str) -> str:
+        """One line for one problem; a head line and one line per problem for several."""
+        if len(self.problems) == 1:
+            return f"{who}: {self.problems[0]}"
         head = f"{who}: {len(self.problems)} problem(s) found before any model work; nothing was run:"
         return "\n".join([head, *(f"  - {line}" for line in self.problems)])
 
@@ -66,8 +69,8 @@ def task_configs(spec: TaskSpec) -> tuple[str, ...]:
 
 
 def metric_models(spec: TaskSpec) -> list[str]:
-    """The encoder keys (`metric_plugins.models.MODELS`) a task's metrics load."""
-    return [metric.name for metric in spec.generative_metrics if metric.name in models.MODELS]
+    """The encoder keys (`metric_plugins.models.MODELS`) a task's metrics load (each metric's `encoder`)."""
+    return list(dict.fromkeys(m.encoder for m in spec.generative_metrics if m.encoder is not None))
 
 
 def needs_judge(spec: TaskSpec) -> bool:

@@ -92,12 +92,16 @@ def is_ours(key: str, options: Mapping[str, RunOption] | None = None) -> bool:
     return bool(difflib.get_close_matches(lowered, [k.lower() for k in options], n=1, cutoff=_ONE_EDIT))
 
 
-def validate_run_options(metadata: Mapping[str, Any], *, from_lm_eval_task: bool = False) -> dict[str, Any]:
+def validate_run_options(
+    metadata: Mapping[str, Any], *, from_lm_eval_task: bool = False, missing_folders: bool = False
+) -> dict[str, Any]:
     """The run options in `metadata`, checked, with integers given as digit strings converted.
 
     Raises `RunOptionError` (one line) for the first bad key. `from_lm_eval_task`: `metadata` is what
     lm-eval passes a task's dataset hook, so keys not named like ours (`is_ours`) are lm-eval's or the
     model's and are let through; otherwise (``arab-mm-lighteval``, ``evaluate``) every key must be ours.
+    `missing_folders`: a data folder that does not exist passes here (``evaluate``'s preflight lists it with
+    every other problem at once); a file, a malformed value or a wrong type is still refused.
     """
     options = declared_options()
     checked: dict[str, Any] = {}
@@ -107,11 +111,11 @@ def validate_run_options(metadata: Mapping[str, Any], *, from_lm_eval_task: bool
             if from_lm_eval_task and not is_ours(str(key), options):
                 continue
             raise RunOptionError(_unknown(str(key), list(options), "run option"))
-        checked[key] = check_value(option, value)
+        checked[key] = check_value(option, value, missing_folders=missing_folders)
     return checked
 
 
-def check_value(option: RunOption, value: Any) -> Any:
+def check_value(option: RunOption, value: Any, *, missing_folders: bool = False) -> Any:
     """`value` for `option`, checked (and an integer string converted); raises `RunOptionError`."""
     if option.kind == "judge":
         return check_judge(value, option.key)
@@ -124,7 +128,7 @@ def check_value(option: RunOption, value: Any) -> Any:
     if option.kind == "choice" and value not in option.choices:
         raise RunOptionError(f"run option '{option.key}' takes {option.expects}, got {value!r}")
     if option.kind == "source":
-        _check_source(option.key, value)
+        _check_source(option.key, value, missing_folders)
     if option.kind == "revision" and any(c.isspace() for c in value):
         raise RunOptionError(f"run option '{option.key}' takes {option.expects}, got {value!r} (it has spaces)")
     return value
@@ -189,7 +193,7 @@ def _int_in_range(option: RunOption, value: Any) -> int:
     return number
 
 
-def _check_source(key: str, value: str) -> None:
+def _check_source(key: str, value: str, missing_folders: bool = False) -> None:
     """A folder that exists (not a file), or a well-formed Hub repo id."""
     folder = Path(value).expanduser()
     if folder.is_file():
@@ -199,6 +203,8 @@ def _check_source(key: str, value: str) -> None:
     if folder.is_dir():
         return
     if value.startswith(_PATH_PREFIXES):
+        if missing_folders:
+            return
         raise RunOptionError(f"run option '{key}': folder {value!r} does not exist")
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 

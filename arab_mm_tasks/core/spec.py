@@ -118,6 +118,10 @@ class GenerativeMetric:
       substitute (Pearl: -1 for a rubric dimension, 0 for ACC and CAS), scores an invalid reply does
       give kept. Invalid judgements are counted in ``<name>_unscored`` under every policy.
 
+    ``encoder`` names the `metric_plugins.models.MODELS` key whose model a batched scorer loads (``"bertscore"``,
+    ``"labse"``, ``"aldi"``: resolved through ``ARAB_MM_<KEY>_MODEL``), so a run checks that model before any model
+    work (`arab_mm_tasks.core.preflight`); a scorer that brings its own model declares none.
+
     `batch` and `corpus` are import paths, not functions, because they travel inside the
     per-sample values the harnesses save and pickle. A batched scorer returns NaN for a sample it
     cannot score (ALDi on a caption with no Arabic left); like a judged metric, the harness then
@@ -143,6 +147,7 @@ class GenerativeMetric:
     judge_images: bool = False
     invalid_policy: Literal["exclude", "zero", "minus_one"] = "exclude"
     authors_invalid: Literal["exclude", "zero", "minus_one"] | None = None
+    encoder: str | None = None
 
     def names(self, regions: tuple[str, ...]) -> list[str]:
         """The names a harness reports it under: overall, per region, and a judged metric's unscored count."""
@@ -157,6 +162,8 @@ class GenerativeMetric:
                 f"metric {self.name}: give exactly one of `score`, `batch`, `corpus` "
                 "or `judge_prompt` with `judge_fields`"
             )
+        if self.encoder is not None and self.batch is None:
+            raise ValueError(f"metric {self.name}: `encoder` is the model of a `batch` scorer")
         if self.batch_images and self.batch is None:
             raise ValueError(f"metric {self.name}: `batch_images` needs a `batch` scorer")
         judge_only = (

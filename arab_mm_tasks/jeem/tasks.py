@@ -156,12 +156,17 @@ LEXICAL = (
     GenerativeMetric(
         "bertscore",
         batch="metric_plugins.bertscore:sentence_scores",
+        encoder="bertscore",
         by_region=False,
         description="BERTScore recall x100, CAMeLBERT-mix (L150)",
     ),
 )
 ALDI = GenerativeMetric(
-    "aldi", batch="metric_plugins.aldi:sentence_scores", by_region=False, description="ALDi x100 of the caption (L184)"
+    "aldi",
+    batch="metric_plugins.aldi:sentence_scores",
+    encoder="aldi",
+    by_region=False,
+    description="ALDi x100 of the caption (L184)",
 )
 
 
