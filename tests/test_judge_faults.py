@@ -130,6 +130,8 @@ def test_credentials_in_the_base_url_reach_the_server_and_nothing_else(server, c
     judge = config.build_judge(GIMMICK_CKQA, progress=False)
     judge.cache = JudgeCache.in_memory()
     caplog.set_level(logging.DEBUG)  # openai's and httpx's request logs included
+    for name in ("httpx", "openai"):  # lighteval's judge module sets httpx to ERROR when it is imported
+        caplog.set_level(logging.DEBUG, logger=name)
     run = judge.score_all([item("[[score=70]]")])
     copied = copy.deepcopy(judge.backend)  # lighteval copies metrics: the copy must still connect with them
     copied_reply = copied.complete(GIMMICK_CKQA.render(item("[[score=71]]")), judge.sampling)
