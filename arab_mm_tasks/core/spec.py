@@ -283,6 +283,22 @@ class TaskSpec:
         return [s for s in self.subsets if s.group == group]
 
 
+def recent_renderer(spec: TaskSpec, keep: int = 4) -> Callable[[dict], Request]:
+    """`spec.render` keeping the last `keep` requests by document id: a harness asks for a document's text and
+    then its images one after the other, so its media are decoded once per document."""
+    recent: dict[str, Request] = {}
+
+    def render(doc: dict) -> Request:
+        key = str(doc.get("id"))
+        if key not in recent:
+            if len(recent) >= keep:
+                recent.pop(next(iter(recent)))
+            recent[key] = spec.render(doc)
+        return recent[key]
+
+    return render
+
+
 @dataclass(frozen=True)
 class Family:
     """A named group of task variants (lm-eval prints it as a group).

@@ -37,12 +37,11 @@ from arab_mm_tasks.core.registry import all_benchmarks, all_specs, get_benchmark
 from arab_mm_tasks.core.run_options import RunOptionError, validate_run_options
 from arab_mm_tasks.core.scoring import aggregator, needs_images, score_sample
 from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, load_split, without_media_decoding
-from arab_mm_tasks.core.spec import Request, TaskSpec
+from arab_mm_tasks.core.spec import TaskSpec, recent_renderer
 from arab_mm_tasks.harness.lm_eval_multimodal import patch_loaded_multimodal_models
 
 PROCESS_DOCS_PREFIX = "process_docs_"
 RENDERED_SPLITS_KEPT = 32  # per variant: every country of a benchmark, several times over
-RENDERED_REQUESTS_KEPT = 4  # per variant: a document's text and images are asked for one after the other
 
 
 def load_dataset(*, benchmark: str, config: str, split: str, **metadata: Any):
@@ -93,25 +92,10 @@ def make_process_docs(spec: TaskSpec) -> Callable:
     return process_docs
 
 
-def make_renderer(spec: TaskSpec) -> Callable[[dict], Request]:
-    """`spec.render` keeping the last few requests by document id, so media are decoded once per document."""
-    recent: dict[str, Request] = {}
-
-    def render(doc: dict) -> Request:
-        key = str(doc.get("id"))
-        if key not in recent:
-            if len(recent) >= RENDERED_REQUESTS_KEPT:
-                recent.pop(next(iter(recent)))
-            recent[key] = spec.render(doc)
-        return recent[key]
-
-    return render
-
-
 @functools.cache  # one renderer per task, shared by its text and image hooks
 def generative_hooks(task: str) -> dict[str, Callable]:
     spec = all_specs()[task]
-    render = make_renderer(spec)
+    render = recent_renderer(spec)
 
     def process_results(doc: dict, results: list[str]) -> dict:
         images = render(doc).images if needs_images(spec) else None  # what the model saw (DCScore's verifier)

@@ -32,9 +32,7 @@ from arab_mm_tasks.core.registry import all_specs, get_benchmark
 from arab_mm_tasks.core.run_options import validate_run_options
 from arab_mm_tasks.core.scoring import aggregator, needs_images, score_sample
 from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
-from arab_mm_tasks.core.spec import IMAGE_PLACEHOLDER, Request, TaskSpec
-
-RENDERED_REQUESTS_KEPT = 4  # per task: lmms-eval asks for a document's text, then (in the model) its visuals
+from arab_mm_tasks.core.spec import IMAGE_PLACEHOLDER, recent_renderer
 
 # `metadata` keys the generator writes for lmms-eval itself; every other key is a run option of ours.
 TASK_METADATA_KEYS = ("version", "description")
@@ -137,25 +135,10 @@ class SpecTask:
         raise AssertionError("unreachable: __new__ returns another class")
 
 
-def make_renderer(spec: TaskSpec) -> Callable[[dict], Request]:
-    """`spec.render` keeping the last few requests by document id, so media are decoded once per document."""
-    recent: dict[str, Request] = {}
-
-    def render(doc: dict) -> Request:
-        key = str(doc.get("id"))
-        if key not in recent:
-            if len(recent) >= RENDERED_REQUESTS_KEPT:
-                recent.pop(next(iter(recent)))
-            recent[key] = spec.render(doc)
-        return recent[key]
-
-    return render
-
-
 @functools.cache  # one renderer per task, shared by its text and visual hooks
 def generative_hooks(task: str) -> dict[str, Callable]:
     spec = all_specs()[task]
-    render = make_renderer(spec)
+    render = recent_renderer(spec)
 
     def process_results(doc: dict, results: list[str], **_: Any) -> dict:
         images = render(doc).images if needs_images(spec) else None  # what the model saw (DCScore's verifier)
