@@ -27,6 +27,7 @@ from arab_mm_tasks.core.registry import all_families, all_specs
 from arab_mm_tasks.core.scoring import aggregation_kind
 from arab_mm_tasks.core.sources import DatasetSource
 from arab_mm_tasks.core.spec import Family, TaskSpec, higher_is_better
+from arab_mm_tasks.harness import generated_tree
 
 TASKS_DIR = Path(__file__).parent / "lm_eval_tasks"
 HOOKS = "arab_mm_tasks.harness.lm_eval_hooks"
@@ -187,25 +188,9 @@ def write_tree(
     With `specs` (and `families`) only those are written: the YAML of a benchmark of your own, for
     lm-eval's ``--include_path``.
     """
-    tree = render_tree(specs, families)
-    for old in sorted(out_dir.rglob("*yaml")) if out_dir.exists() else []:
-        if old.relative_to(out_dir).as_posix() not in tree:
-            old.unlink()
-    written = []
-    for rel, text in tree.items():
-        path = out_dir / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+    return generated_tree.write_tree(render_tree(specs, families), out_dir, "*yaml")
 
 
 def drift(out_dir: Path = TASKS_DIR) -> list[str]:
     """Files that differ from what the specs generate (empty when the committed tree is current)."""
-    tree = render_tree()
-    on_disk = {p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*yaml")} if out_dir.exists() else set()
-    stale = sorted(on_disk - set(tree))
-    changed = [
-        rel for rel, text in tree.items() if not (out_dir / rel).exists() or (out_dir / rel).read_text("utf-8") != text
-    ]
-    return stale + changed
+    return generated_tree.drift(render_tree(), out_dir, "*yaml")

@@ -30,6 +30,7 @@ import yaml
 from arab_mm_tasks.core.registry import all_families, all_specs
 from arab_mm_tasks.core.scoring import aggregation_kind
 from arab_mm_tasks.core.spec import Family, TaskSpec, higher_is_better
+from arab_mm_tasks.harness import generated_tree
 
 TREE_DIR = Path(__file__).parent / "lmms_eval_tree"
 HOOKS = "arab_mm_tasks.harness.lmms_eval_hooks"
@@ -130,28 +131,12 @@ def unsupported_specs() -> list[str]:
 
 def write_tree(out_dir: Path = TREE_DIR) -> list[Path]:
     """(Re)write the tree, removing generated files that no spec produces any more."""
-    tree = render_tree()
-    for old in sorted(out_dir.rglob("*.yaml")) if out_dir.exists() else []:
-        if old.relative_to(out_dir).as_posix() not in tree:
-            old.unlink()
-    written = []
-    for rel, text in tree.items():
-        path = out_dir / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+    return generated_tree.write_tree(render_tree(), out_dir, "*.yaml")
 
 
 def drift(out_dir: Path = TREE_DIR) -> list[str]:
     """Files that differ from what the specs generate (empty when the committed tree is current)."""
-    tree = render_tree()
-    on_disk = {p.relative_to(out_dir).as_posix() for p in out_dir.rglob("*.yaml")} if out_dir.exists() else set()
-    stale = sorted(on_disk - set(tree))
-    changed = [
-        rel for rel, text in tree.items() if not (out_dir / rel).exists() or (out_dir / rel).read_text("utf-8") != text
-    ]
-    return stale + changed
+    return generated_tree.drift(render_tree(), out_dir, "*.yaml")
 
 
 def tasks_path() -> str:
