@@ -122,7 +122,10 @@ def test_any_json_body_is_a_text_reply_or_a_transient_failure(body):
 
 
 def test_credentials_in_the_base_url_reach_the_server_and_nothing_else(server, caplog, monkeypatch):
-    for name in ("httpx", "openai"):  # lighteval, imported earlier in a session, reconfigures logging
+    # lighteval and inspect-ai, imported earlier in a session, reconfigure these loggers (disabled, WARNING);
+    # openai >= 3 sends with httpx2, which logs as "httpx2"
+    clients = ("httpx", "httpx2", "openai")
+    for name in clients:
         monkeypatch.setattr(logging.getLogger(name), "disabled", False)
         monkeypatch.setattr(logging.getLogger(name), "propagate", True)
     url = server.url.replace("http://", f"http://judge-user:{TOKEN}@") + f"?key={TOKEN}&v=2"
@@ -130,7 +133,7 @@ def test_credentials_in_the_base_url_reach_the_server_and_nothing_else(server, c
     judge = config.build_judge(GIMMICK_CKQA, progress=False)
     judge.cache = JudgeCache.in_memory()
     caplog.set_level(logging.DEBUG)  # openai's and httpx's request logs included
-    for name in ("httpx", "openai"):  # lighteval's judge module sets httpx to ERROR when it is imported
+    for name in clients:
         caplog.set_level(logging.DEBUG, logger=name)
     run = judge.score_all([item("[[score=70]]")])
     copied = copy.deepcopy(judge.backend)  # lighteval copies metrics: the copy must still connect with them

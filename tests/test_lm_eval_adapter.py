@@ -176,7 +176,7 @@ def test_process_docs_renders_each_split_once_and_never_mixes_them(sample_record
     assert process(egypt) is first  # lm-eval reads the docs three times a run; rendered once
 
 
-def test_lm_evals_custom_dataset_notice_is_dropped_for_our_tasks_only(caplog):
+def test_lm_evals_custom_dataset_notice_is_dropped_for_our_tasks_only(caplog, monkeypatch):
     """lm-eval's two-line "Custom kwargs can be passed to `--metadata`" warning (`api/task.py:download`), once
     per task (26 per ArabCulture run), is not printed for our tasks; for anyone else's task it still is."""
     import logging
@@ -188,7 +188,9 @@ def test_lm_evals_custom_dataset_notice_is_dropped_for_our_tasks_only(caplog):
         "\nFor example --metadata='{{\"max_seq_lengths\":[4096, 8192]}}'. For details see task Readme."
     )
     names = ["arabculture_mcq_en_none_egypt", "gimmick_cvvqa_none", "arb", "arab_culture_egypt", "arabicmmlu_all"]
+    logger = logging.getLogger("lm_eval.api.task")
+    monkeypatch.setattr(logger, "disabled", False)  # lighteval's dictConfig, imported earlier, disables it
     with caplog.at_level(logging.WARNING, logger="lm_eval.api.task"):
         for name in names:
-            logging.getLogger("lm_eval.api.task").warning(notice.format(name))
+            logger.warning(notice.format(name))
     assert [r.getMessage().split(":")[0] for r in caplog.records] == ["arab_culture_egypt", "arabicmmlu_all"]
