@@ -8,6 +8,7 @@ and loads it the three ways a run does: `load_split` (Python, `arab-mm-tasks`), 
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -57,11 +58,12 @@ LOADERS: dict[str, Callable[[Path], None]] = {
 
 
 def _refusal(load: Callable[[Path], None], folder: Path) -> str:
-    """The line a loader refuses `folder` with (a preflight lists it among its problems, one per line)."""
+    """The line a loader refuses `folder` with, without the preflight's prefixes (one problem is one line
+    ``arab-mm-tasks preflight: ArabCulture: ...``; several are listed one per line, ``  - ArabCulture: ...``)."""
     with pytest.raises(DataSourceError) as caught:
         load(folder)
-    lines = [line.strip().removeprefix("- ").removeprefix("ArabCulture: ") for line in str(caught.value).splitlines()]
-    return lines[-1]
+    last = str(caught.value).splitlines()[-1].strip()
+    return re.sub(r"^(arab-mm-tasks preflight: )?(- )?(ArabCulture: )?", "", last)
 
 
 def _set_card_path(folder: Path, path: str) -> None:
