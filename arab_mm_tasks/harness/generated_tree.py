@@ -1,8 +1,14 @@
-"""Writing and checking a generated task tree (lm-eval's and lmms-eval's YAML files): one rule for both."""
+"""Generated task trees (lm-eval's and lmms-eval's YAML files): their YAML, metric lists, writing and checking,
+one rule for both."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import yaml
+
+from arab_mm_tasks.core.scoring import aggregation_kind
+from arab_mm_tasks.core.spec import TaskSpec, higher_is_better
 
 
 def write_tree(tree: dict[str, str], out_dir: Path, pattern: str = "*.yaml") -> list[Path]:
@@ -27,3 +33,29 @@ def drift(tree: dict[str, str], out_dir: Path, pattern: str = "*.yaml") -> list[
         rel for rel, text in tree.items() if not (out_dir / rel).exists() or (out_dir / rel).read_text("utf-8") != text
     ]
     return stale + changed
+
+
+class Function(str):
+    """A `!function module.attr` reference in a generated task file."""
+
+
+def dump(data: dict, header: str) -> str:
+    """`data` as YAML after `header`, `Function` values written as ``!function`` tags."""
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    Dumper.add_representer(Function, lambda d, v: d.represent_scalar("!function", str(v)))
+    return header + yaml.dump(data, Dumper=Dumper, allow_unicode=True, sort_keys=False, width=1000)
+
+
+def metric_list(spec: TaskSpec, hooks: str) -> list[dict]:
+    """A generative task's metrics, each aggregated by the `hooks` module's ``aggregate_<kind>`` function."""
+    return [
+        {
+            "metric": name,
+            "aggregation": Function(f"{hooks}.aggregate_{aggregation_kind(spec, name)}"),
+            "higher_is_better": higher_is_better(name),
+        }
+        for name in spec.metric_names()
+    ]

@@ -25,11 +25,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
-
 from arab_mm_tasks.core.registry import all_families, all_specs
-from arab_mm_tasks.core.scoring import aggregation_kind
-from arab_mm_tasks.core.spec import Family, TaskSpec, higher_is_better
+from arab_mm_tasks.core.spec import Family, TaskSpec
 from arab_mm_tasks.harness import generated_tree
 
 TREE_DIR = Path(__file__).parent / "lmms_eval_tree"
@@ -40,21 +37,12 @@ HEADER = (
 )
 
 
-class _Function(str):
-    """A `!function module.attr` reference."""
-
-
 def _dump(data: dict, module: str) -> str:
-    class Dumper(yaml.SafeDumper):
-        pass
-
-    Dumper.add_representer(_Function, lambda d, v: d.represent_scalar("!function", str(v)))
-    body = yaml.dump(data, Dumper=Dumper, allow_unicode=True, sort_keys=False, width=1000)
-    return HEADER.format(module=module) + body
+    return generated_tree.dump(data, HEADER.format(module=module))
 
 
-def _hook(prefix: str, spec: TaskSpec) -> _Function:
-    return _Function(f"{HOOKS}.{prefix}_{spec.name}")
+def _hook(prefix: str, spec: TaskSpec) -> generated_tree.Function:
+    return generated_tree.Function(f"{HOOKS}.{prefix}_{spec.name}")
 
 
 def supported(spec: TaskSpec) -> bool:
@@ -70,7 +58,7 @@ def task_file(spec: TaskSpec) -> tuple[str, dict]:
 
     task = {
         "task": spec.name,
-        "class": _Function(f"{HOOKS}.SpecTask"),
+        "class": generated_tree.Function(f"{HOOKS}.SpecTask"),
         # the default source; a task file of the user's may put a folder or a repo id here
         "dataset_path": DatasetSource.default(spec.benchmark).label,
         "dataset_name": spec.all_config,
@@ -89,14 +77,7 @@ def task_file(spec: TaskSpec) -> tuple[str, dict]:
             "do_sample": False,
             "temperature": 0.0,
         },
-        "metric_list": [
-            {
-                "metric": name,
-                "aggregation": _Function(f"{HOOKS}.aggregate_{aggregation_kind(spec, name)}"),
-                "higher_is_better": higher_is_better(name),
-            }
-            for name in spec.metric_names()
-        ],
+        "metric_list": generated_tree.metric_list(spec, HOOKS),
         "metadata": {"version": spec.version, "description": spec.description},
     }
     return f"{spec.benchmark}/{spec.name}.yaml", task
