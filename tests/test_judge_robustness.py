@@ -117,9 +117,7 @@ def test_every_reply_shape_ends_counted_and_the_cli_writes_every_sample(tmp_path
     with LoopbackServer(hang_seconds=60, trickle_seconds=1.0) as server:
         judge = (f"model=judge,base_url={server.url},timeout=3,max_retries=1,reasks=1,concurrency=16,"
                  f"cache_path={tmp_path / 'judge.sqlite'}")  # fmt: skip
-        start = time.monotonic()
         done = run_cli(samples, judge, tmp_path / "out")
-        wall = time.monotonic() - start
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     expected = [OUTCOMES[shape][0] for shape in shapes] + ["valid"]
     assert statuses(tmp_path / "out" / samples.name) == expected, done.stderr[-3000:]
@@ -132,8 +130,8 @@ def test_every_reply_shape_ends_counted_and_the_cli_writes_every_sample(tmp_path
             assert len(lines) == 1 and OUTCOMES[shape][1] in lines[0], (shape, lines)
         else:
             assert lines == [], (shape, lines)
-    # a body trickled at 1 byte/s takes minutes; two 3 s attempts per trickling item and the others in parallel
-    assert wall < 120, wall
+    # a body trickled at 1 byte/s would take minutes and be accepted; its item failing with "timed out" (checked
+    # above, in OUTCOMES) is the deadline at work, whatever the machine's load
 
 
 def test_timeout_is_a_deadline_for_the_whole_request_body_included():
@@ -141,14 +139,12 @@ def test_timeout_is_a_deadline_for_the_whole_request_body_included():
         backend = OpenAIChatBackend("m", base_url=server.url, api_key_env="JUDGE_TEST_KEY", timeout=3)
         judge = Judge(backend, GIMMICK_CKQA, cache=JudgeCache.in_memory(), retry=RetryPolicy(max_retries=0),
                       progress=False)  # fmt: skip
-        start = time.monotonic()
         (judgement,) = judge.score_all(
             [JudgeItem({"GROUND_TRUTH": "x", "GENERATED_ANSWER": "[[fault=trickle]]"})]
         ).judgements
-        took = time.monotonic() - start
-    # the reply is ~400 bytes: accepted at 1 byte/s it would take minutes; the deadline ends the attempt at ~3 s
+    # the reply is ~400 bytes: at 1 byte/s every read succeeds within the 3 s per-read timeout httpx has, so only a
+    # deadline for the whole request fails it (the clock is not measured: the suite must pass at any load)
     assert judgement.failed and "timed out after 3" in judgement.error
-    assert took < 20, took
 
 
 # 2. an endpoint that accepts connections and never answers
@@ -281,6 +277,12 @@ def test_the_byte_level_faults_are_all_in_the_corpus():
 # 4. restarts make progress when the failing items come first
 
 
+def _asked_twice(requests: list) -> bool:
+    """Whether some request body was sent more than once among `requests` (a retry)."""
+    bodies = [r.body_sha256 for r in requests]
+    return len(set(bodies)) < len(bodies)
+
+
 @pytest.mark.slow
 def test_kill_and_restart_with_always_failing_items_first_grows_the_cache_every_round_then_finishes(tmp_path):
     # each failing item is told to come back in 12 s (429 + Retry-After): retried in place, 24 of them would hold
@@ -295,10 +297,15 @@ def test_kill_and_restart_with_always_failing_items_first_grows_the_cache_every_
         judge = f"model=judge,base_url={server.url},timeout=5,max_retries=2,concurrency=8,cache_path={cache}"
         args = [_cli_faults().command(), "judge", str(samples), "--judge", judge, "--out", str(tmp_path / "out")]
         seen = [0]
-        for _ in range(3):  # killed as soon as it has added a judgement: before the failing items gave up
+        for _ in range(3):  # killed as soon as it has added a judgement, or once a failing item is asked again
+            start = len(server.requests)
             proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            deadline = time.monotonic() + 25
-            while rows(cache) <= seen[-1] and proc.poll() is None and time.monotonic() < deadline:
+            # Ordered by events, not by the clock (the suite must pass at any load): the round must add a judgement
+            # before any failing item of this round is retried. Retried in place, the failing items would be
+            # retried first and nothing added; the safety limit only keeps a broken run from hanging the suite.
+            safety = time.monotonic() + 600
+            while rows(cache) <= seen[-1] and not _asked_twice(server.requests[start:]) and proc.poll() is None:
+                assert time.monotonic() < safety, "the judge process neither judged nor retried for 10 minutes"
                 time.sleep(0.05)
             proc.send_signal(signal.SIGKILL)
             proc.communicate(timeout=30)
