@@ -331,7 +331,9 @@ class SlowFormat:
 
     def parse(self, text: str):
         if "slow" in text:
-            deadline = time.monotonic() + 10
+            # a guard, not a speed bound: with a lock held while parsing, "fast" could never be stored and this would
+            # wait for ever; 60 s is far past what storing one item takes at any load
+            deadline = time.monotonic() + 60
             while self.cache.count() < 1 and time.monotonic() < deadline:
                 time.sleep(0.01)
             self.others_stored_meanwhile = self.cache.count() == 1
