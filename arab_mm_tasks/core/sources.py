@@ -32,6 +32,8 @@ from typing import Any
 
 from arab_mm_tasks.core.benchmark import Benchmark
 from arab_mm_tasks.core.registry import get_benchmark
+from metric_plugins.local_files import fingerprint as fingerprint  # re-exported: the one rule, below the judge
+from metric_plugins.local_files import user_cache_dir as user_cache_dir
 
 HUB_ORG = "arab-mm-tasks"
 
@@ -107,11 +109,6 @@ class DatasetSource:
 
 
 # ------------------------------------------------------------------------------------ user cache
-
-
-def user_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/arab-mm-tasks`` (``~/.cache/arab-mm-tasks``): built releases, demo, lighteval responses."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "arab-mm-tasks"
 
 
 def _package_version() -> str:
@@ -276,18 +273,6 @@ def _source_options(bench: Benchmark) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------------------ loading
-
-
-def fingerprint(folder: Path, recursive: bool = False) -> str:
-    """Names, sizes and modification times of a folder's files (hidden ones skipped): changes with its content."""
-    files = folder.rglob("*") if recursive else folder.iterdir()
-    digest = hashlib.sha256()
-    for file in sorted(files):
-        relative = file.relative_to(folder)
-        if file.is_file() and not any(part.startswith(".") for part in relative.parts):
-            stat = file.stat()
-            digest.update(f"{relative.as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
 
 
 def local_dataset_cache_dir(folder: Path) -> Path:

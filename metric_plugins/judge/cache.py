@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from metric_plugins.judge.schema import storable_text
+from metric_plugins.local_files import user_cache_dir
 
 SCHEMA_VERSION = 1
 DEFAULT_FILENAME = "judge.sqlite"
@@ -99,8 +100,6 @@ class CacheEntry:
 
 def default_cache_path() -> Path:
     """``$XDG_CACHE_HOME/arab-mm-tasks/judge.sqlite`` (``~/.cache/...`` when XDG_CACHE_HOME is unset)."""
-    from arab_mm_tasks.core.sources import user_cache_dir
-
     return user_cache_dir() / DEFAULT_FILENAME
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from metric_plugins.judge.backends.base import RequestRejected
 from metric_plugins.judge.media import to_pil
 from metric_plugins.judge.schema import Message, Reply, Sampling, Usage
+from metric_plugins.local_files import fingerprint
 
 
 class TransformersBackend:
@@ -58,8 +59,6 @@ class TransformersBackend:
             out = {"backend": "transformers", "model": self.model}
             folder = Path(self.model).expanduser()
             if folder.is_dir():
-                from arab_mm_tasks.core.sources import fingerprint
-
                 out["fingerprint"] = fingerprint(folder, recursive=True)
             elif self.revision:
                 out["revision"] = self.revision
