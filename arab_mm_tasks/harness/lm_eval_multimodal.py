@@ -15,12 +15,21 @@ class with ``MULTIMODAL = True``), applied to every such class loaded when our t
    model, for the length of the call, a cache hook that files each answer under its request's full key.
    Requests with the same text but other images (the same question on other photos) are told apart by order:
    the model sorts its requests stably, so the n-th answer for a text belongs to the n-th request with it.
+3. **Images sent to a chat-completions server.** lm-eval's API models (`local-chat-completions` and the other
+   ``TemplateAPI`` classes) send only the first ``max_images`` images of a request (default 1: GIMMICK's 1 fps
+   frames after the first were silently dropped), all before the text, with the ``<image>`` placeholders left
+   in it. For a request sent as chat messages (``--apply_chat_template``), the wrapper puts every image, as a
+   base64 PNG data URL in an ``image_url`` part, where its placeholder is, in order (before the text, as
+   lm-eval does, when a task's prompt has no placeholders), and hands the model text-form requests.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import dataclasses
 import functools
+import io
 import json
 import sys
 from collections import defaultdict, deque
@@ -43,13 +52,14 @@ class _FullKeyHook:
     """Stands in for a model's `CacheHook` during one call: an answer saved under ``(context, gen_kwargs)`` is
     saved under the full arguments of the request it answers."""
 
-    def __init__(self, hook: Any, requests: Sequence[Any]) -> None:
+    def __init__(self, hook: Any, requests: Sequence[Any], sent: Sequence[Any] | None = None) -> None:
         self.hook = hook
         self.dbdict = hook.dbdict
-        self.pending: dict[str, deque] = defaultdict(deque)
-        for request in requests:
+        self.pending: dict[Any, deque] = defaultdict(deque)
+        # `sent`: the requests as the model gets them (their context is what it saves an answer under)
+        for request, as_sent in zip(requests, sent or requests, strict=True):
             if has_images(request):
-                self.pending[request.args[0]].append(request.args)
+                self.pending[as_sent.args[0]].append(request.args)
 
     def _take(self, context: str, gen_kwargs: Any) -> tuple | None:
         queue = self.pending.get(context)
@@ -72,16 +82,57 @@ class _FullKeyHook:
 
 
 @contextlib.contextmanager
-def _answers_under_full_keys(model: Any, requests: Sequence[Any]) -> Iterator[None]:
+def _answers_under_full_keys(model: Any, requests: Sequence[Any], sent: Sequence[Any] | None = None) -> Iterator[None]:
     hook = getattr(model, "cache_hook", None)
     if hook is None or getattr(hook, "dbdict", None) is None or not any(has_images(r) for r in requests):
         yield
         return
-    model.cache_hook = _FullKeyHook(hook, requests)
+    model.cache_hook = _FullKeyHook(hook, requests, sent)
     try:
         yield
     finally:
         model.cache_hook = hook
+
+
+def _png_data_url(image: Any) -> str:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")  # lossless, as lm-eval's own API path encodes
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def chat_content(text: str, images: Sequence[Any]) -> list[dict[str, Any]]:
+    """A user turn's content parts: each image where its ``<image>`` placeholder is, in order; all of them
+    before the text when the placeholders do not match the images one for one (a prompt without them)."""
+    from arab_mm_tasks.core.spec import IMAGE_PLACEHOLDER
+
+    urls = [{"type": "image_url", "image_url": {"url": _png_data_url(image)}} for image in images]
+    if text.count(IMAGE_PLACEHOLDER) != len(images):
+        return [*urls, {"type": "text", "text": text}]
+    content: list[dict[str, Any]] = []
+    for i, piece in enumerate(text.split(IMAGE_PLACEHOLDER)):
+        if i:
+            content.append(urls[i - 1])
+        if piece:
+            content.append({"type": "text", "text": piece})
+    return content
+
+
+def _sends_chat_json(model: Any, requests: Sequence[Any]) -> bool:
+    """Whether `model` is one of lm-eval's API models and the requests are chat messages (JSON) it sends as is."""
+    from lm_eval.models.api_models import JsonChatStr, TemplateAPI
+
+    return isinstance(model, TemplateAPI) and all(isinstance(r.args[0], JsonChatStr) for r in requests)
+
+
+def as_chat_request(request: Any) -> Any:
+    """An image request of an API model as a text-form one whose last user turn carries its images."""
+    from lm_eval.models.api_models import JsonChatStr
+
+    chat = json.loads(request.args[0].prompt)
+    turn = chat[-1]
+    text = turn["content"] if isinstance(turn["content"], str) else ""
+    turn["content"] = chat_content(text, request.args[2].get("visual") or [])
+    return dataclasses.replace(request, arguments=(JsonChatStr(json.dumps(chat, ensure_ascii=False)), request.args[1]))
 
 
 def split_by_modality(generate_until: Callable) -> Callable:
@@ -89,6 +140,10 @@ def split_by_modality(generate_until: Callable) -> Callable:
 
     @functools.wraps(generate_until)
     def wrapper(self: Any, requests: list, disable_tqdm: bool = False) -> list[str]:
+        if requests and any(has_images(r) for r in requests) and _sends_chat_json(self, requests):
+            sent = [as_chat_request(r) if has_images(r) else r for r in requests]
+            with _answers_under_full_keys(self, requests, sent):
+                return generate_until(self, sent, disable_tqdm=disable_tqdm)
         with_images = [i for i, request in enumerate(requests) if has_images(request)]
         if len(with_images) in (0, len(requests)):
             with _answers_under_full_keys(self, requests):
