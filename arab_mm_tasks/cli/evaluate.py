@@ -184,9 +184,39 @@ def text_only(entries: Sequence[Entry], model: str, outcome: dict[str, str]) -> 
 
 
 def is_multimodal(model: str) -> bool:
+    """Whether a model type takes images. lm-eval marks every API model multimodal; of those only chat
+    endpoints take images (docs/scale-out.md), a completions endpoint takes text."""
     from lm_eval.api.registry import get_model
+    from lm_eval.models.api_models import TemplateAPI
 
-    return bool(getattr(get_model(model), "MULTIMODAL", False))
+    cls = get_model(model)
+    if issubclass(cls, TemplateAPI):
+        return is_chat_api(model)
+    return bool(getattr(cls, "MULTIMODAL", False))
+
+
+def is_chat_api(model: str) -> bool:
+    """A model type that talks to a chat-completions server (local-chat-completions, openai-chat-completions)."""
+    from lm_eval.api.registry import get_model
+    from lm_eval.models.openai_completions import LocalChatCompletion
+
+    return issubclass(get_model(model), LocalChatCompletion)
+
+
+def generative_only(entries: Sequence[Entry], model: str, outcome: dict[str, str]) -> list[Entry]:
+    """The entries a chat-completions model can run: chat endpoints give no log-likelihoods (ArabCulture is
+    scored by them), so those entries are noted in `outcome` as skipped."""
+    kept = []
+    for item in entries:
+        if all(all_specs()[task].output_type == "generate_until" for task in item.tasks):
+            kept.append(item)
+            continue
+        outcome[item.name] = (
+            f"skipped: a log-likelihood task, and model type {model!r} (a chat endpoint) gives no log-likelihoods "
+            "(use local-completions on a server with logprobs, or an in-process model; docs/scale-out.md)"
+        )
+        print(f"{item.name}: {outcome[item.name]}", flush=True)
+    return kept
 
 
 def run_suite(
@@ -216,6 +246,11 @@ def run_suite(
     if judge:
         judging.configure(judge)  # in this process only: lm-eval writes --metadata into its results files
     outcome: dict[str, str] = {}
+    if is_chat_api(model):  # lm-eval's chat API models take messages only: without the flag every request fails
+        entries = generative_only(entries, model, outcome)
+        if not apply_chat_template:
+            print(f"note: model type {model!r} sends chat messages: --apply_chat_template set", flush=True)
+        apply_chat_template = True
     settings = RunSettings(model, model_args, limit, gen_kwargs, apply_chat_template)
     if not is_multimodal(model):
         entries = text_only(entries, model, outcome)
