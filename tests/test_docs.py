@@ -24,23 +24,29 @@ def test_catalogue_lists_every_task_and_alias():
             assert f"`{alias}`" in text
 
 
-def test_readme_opens_with_the_two_commands_ci_runs():
-    """CI runs the README's first two bash blocks as written, read from the README itself."""
+def test_readme_opens_with_the_commands_ci_runs():
+    """CI runs the README's first three bash blocks as written, read from the README itself."""
     readme = (REPO / "README.md").read_text("utf-8")
-    blocks = [part.split("```")[0].strip() for part in readme.split("```bash\n")[1:3]]
-    demo, tests = blocks
-    for command in blocks:  # the fast route with the Python a user has: a current pip, then the CPU torch
+    blocks = [part.split("```")[0].strip() for part in readme.split("```bash\n")[1:4]]
+    demo, tests, lmms = blocks
+    for command in (demo, tests):  # the fast route with the Python a user has: a current pip, then the CPU torch
         assert command.startswith("python3 -m venv .venv && . .venv/bin/activate && python -m pip install -q -U pip")
         assert "pip install -q torch==2.13.0 && pip install -q " in command
     assert demo.endswith("arab-mm-tasks demo") and tests.endswith(
         'pip install -q ".[test]" && pytest -n 2 --dist loadfile'
+    )
+    # lmms-eval's tests in their own environment: the extra with torch in ONE pip command (docs/lmms_eval.md)
+    assert lmms.startswith("python3 -m venv .venv-lmms && . .venv-lmms/bin/activate && python -m pip install -q -U pip")
+    assert lmms.endswith(
+        'pip install -q torch==2.13.0 ".[lmms,test]" && pip uninstall -q -y torchvision'
+        " && pytest -m lmms -n 2 --dist loadfile"
     )
     ci = (REPO / ".ci" / "run").read_text("utf-8")
     (reader,) = [line for line in ci.splitlines() if line.startswith("readme_command()")]
     for n, block in enumerate(blocks, start=1):
         read = subprocess.run(["bash", "-c", f"{reader}\nreadme_command {n}"], cwd=REPO, capture_output=True, text=True)
         assert read.stdout.strip() == block
-    assert 'bash -euo pipefail -c "$command"' in ci and "for n in 1 2" in ci
+    assert 'bash -euo pipefail -c "$command"' in ci and "README_COMMANDS=3" in ci
 
 
 def test_fidelity_doc_covers_the_decisions():
