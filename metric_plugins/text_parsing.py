@@ -3,7 +3,7 @@
 The rule every parser of model or judge text in this package follows (judge reply formats in
 `metric_plugins.judge.parsing` and DCScore's `metric_plugins.judge.prompts.dcscore`, Pearl's
 ``acc_parsed`` reader `arab_mm_tasks.pearl.answers`, ARB's answer splitter and matcher
-`arab_mm_tasks.arb.answers`, ARB's release fields `dataset_builders.arb.parsing`, GIMMICK's
+`arab_mm_tasks.arb.answers`, ARB's release fields `arab_mm_tasks.arb.parsing`, GIMMICK's
 `metric_plugins.relaxed_accuracy` and the Arabic normalisation `metric_plugins.arabic_text`):
 
 1. **Linear time on any input.** A parser scans its text a bounded number of times. It uses

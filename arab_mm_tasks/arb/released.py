@@ -23,6 +23,9 @@ from typing import Any
 from urllib.parse import unquote
 
 from arab_mm_tasks.arb.domains import domain_of
+from arab_mm_tasks.arb.parsing import FieldError, parse_choices
+from arab_mm_tasks.arb.release_csv import csv_rows
+from arab_mm_tasks.core.layout import is_predictions_file
 from arab_mm_tasks.core.spec import RecordError, SourceError
 
 CATEGORY = "category "  # sic: the released header's trailing space
@@ -37,8 +40,6 @@ def compose_response(steps: str, answer: str) -> str:
 
 def _rows(path: Path) -> list[dict[str, str]]:
     """The CSV's rows by header, read as the builder reads it: a cut, undecodable or ragged file is one line."""
-    from dataset_builders.arb.source import csv_rows
-
     rows = csv_rows(path)
     header = next(rows, [])
     records = []
@@ -59,8 +60,6 @@ GOLD_COLUMNS = ["id", "question", "choices", "answer", "steps_raw", "domain", "c
 def read_predictions(path: str | Path, model: str | None = None) -> list[tuple[Mapping[str, Any], str]]:
     """(gold document, response) per row of a released CSV (`model` picks one of its models, default: the only
     one), or per line of a built folder's predictions file."""
-    from dataset_builders.arb.parsing import FieldError, parse_choices
-
     file = Path(path).expanduser()
     if file.suffix == ".jsonl":
         return read_predictions_file(file, model)
@@ -115,8 +114,6 @@ def _gold_rows(folder: Path) -> dict[str, dict[str, Any]]:
 def read_predictions_file(file: Path, model: str | None = None) -> list[tuple[Mapping[str, Any], str]]:
     """``<folder>/predictions/<model>.jsonl`` joined by ``id`` to ``<folder>``'s gold rows; a line whose id
     is not a row of the folder, or that has no response, names its line and field."""
-    from dataset_builders.core.hub import is_predictions_file
-
     if not file.is_file() or not is_predictions_file(file):
         raise SourceError(
             f"{file}: not a built ARB folder's predictions file "

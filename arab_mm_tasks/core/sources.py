@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from arab_mm_tasks.core.benchmark import Benchmark
+from arab_mm_tasks.core.paths import resolve_inside
+from arab_mm_tasks.core.records import BadRecord, ReleaseUnavailable
 from arab_mm_tasks.core.registry import get_benchmark
 from metric_plugins.local_files import fingerprint as fingerprint  # re-exported: the one rule, below the judge
 from metric_plugins.local_files import user_cache_dir as user_cache_dir
@@ -146,8 +148,6 @@ def ensure_built(source: DatasetSource, config: str) -> Path:
     The build goes to a temporary folder that is renamed into place only once complete, so an
     interrupted build is never mistaken for a finished one.
     """
-    from dataset_builders.core.release import ReleaseUnavailable
-
     assert source.benchmark is not None
     bench = get_benchmark(source.benchmark)
     part = bench.release.part_of(config)
@@ -360,12 +360,9 @@ def _declared_files(front: dict[str, Any], folder: Path, config: str) -> list[st
 def _inside_folder(folder: Path, name: str, config: str) -> Path:
     """`name` (a card's data file pattern, or a file found by one) resolved inside `folder`, else one line.
 
-    The rule every release path follows (`dataset_builders.core.paths.resolve_inside`: no absolute
+    The rule every release path follows (`arab_mm_tasks.core.paths.resolve_inside`: no absolute
     path, no ``..`` out, no link out), plus no URL: a local build's data stays inside its folder.
     """
-    from dataset_builders.core.paths import resolve_inside
-    from dataset_builders.core.reading import BadRecord
-
     card = folder / "README.md"
     if _REMOTE.search(name):
         raise DataSourceError(

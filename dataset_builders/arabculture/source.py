@@ -20,8 +20,8 @@ from typing import Any
 import datasets
 
 from arab_mm_tasks.arabculture.tasks import REGION_OF_COUNTRY
+from arab_mm_tasks.core.paths import is_file, resolve_inside
 from dataset_builders.core.hub import DATA_DIR
-from dataset_builders.core.paths import is_file, resolve_inside
 from dataset_builders.core.reading import BadRecord, SourceError, parquet_records, parse_jsonl_record, read_jsonl
 from dataset_builders.core.release import download_release
 

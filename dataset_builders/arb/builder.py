@@ -31,13 +31,13 @@ from datasets import Features, Image, List, Value
 
 from arab_mm_tasks.arb.answers import resolve_gold
 from arab_mm_tasks.arb.domains import BY_KEY, CURRICULA, DOMAIN_KEYS, curriculum_of, domain_of
+from arab_mm_tasks.arb.parsing import FieldError, parse_choices, parse_steps
 from arab_mm_tasks.arb.prompt import choices_in_question
 from arab_mm_tasks.arb.released import compose_response
+from arab_mm_tasks.core.paths import inside, safe_file_name
 from dataset_builders.arb.card import render_arb_card
-from dataset_builders.arb.parsing import FieldError, parse_choices, parse_steps
 from dataset_builders.arb.source import CSV_CATEGORY, HUB_REPO, ROW_PROBLEM, Source, SourceError, read_csv, read_hub
 from dataset_builders.core import hub, reading
-from dataset_builders.core.paths import inside, safe_file_name
 from dataset_builders.gimmick.source import image_value  # the shared release readers' media check
 
 logger = logging.getLogger(__name__)

@@ -29,11 +29,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from arab_mm_tasks.core.layout import CARD_FILE as CARD_FILE  # the layout, shared with the tasks that read it
+from arab_mm_tasks.core.layout import DATA_DIR as DATA_DIR
+from arab_mm_tasks.core.layout import PREDICTIONS_DIR as PREDICTIONS_DIR
+from arab_mm_tasks.core.layout import is_predictions_file as is_predictions_file
+
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-CARD_FILE = "README.md"
-DATA_DIR = "data"
 _STAGING_DIR = ".data.staging"  # written first, swapped in for data/ only when a build succeeds
 _CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 BUILD_TAG = "arab-mm-tasks"  # the tag every card we write carries: how `publish` knows a folder is a build of ours
@@ -47,17 +50,6 @@ def shard_name(split: str, index: int, count: int) -> str:
 def shard_path(config: str, split: str, index: int = 0, count: int = 1) -> str:
     """Relative path of a config's shard (``data/<config>/<split>-00000-of-00001.parquet`` when it has one)."""
     return f"{DATA_DIR}/{config}/{shard_name(split, index, count)}"
-
-
-PREDICTIONS_DIR = (
-    "predictions"  # a release's model outputs, kept out of the gold rows: <folder>/predictions/<model>.jsonl
-)
-
-
-def is_predictions_file(path: str | Path) -> bool:
-    """Whether `path` is a built folder's ``predictions/<model>.jsonl`` (next to the folder's ``data/``)."""
-    file = Path(path).expanduser()
-    return file.suffix == ".jsonl" and file.parent.name == PREDICTIONS_DIR and (file.parent.parent / DATA_DIR).is_dir()
 
 
 def data_files_pattern(config: str, split: str) -> str:

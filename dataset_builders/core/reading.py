@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from arab_mm_tasks.core.records import BadRecord as BadRecord  # re-exported: builders raise reading.BadRecord
 from arab_mm_tasks.core.spec import RecordError as RecordError  # what builders catch: BadRecord, MediaError
 from arab_mm_tasks.core.spec import SourceError as SourceError  # re-exported: builders raise reading.SourceError
 
@@ -21,23 +22,6 @@ SHOWN_RECORDS = 5  # skipped / repeated records a summary lists before counting 
 
 
 # ---------------------------------------------------------------------------- build report
-
-
-class BadRecord(RecordError):
-    """A release record a builder cannot use; the message names the record and the field.
-
-    ``field`` is None when the whole record is unusable (a .jsonl line that is no JSON object):
-    then ``record_id`` is ``<file>:<line>`` and the message is ``<file>:<line>: <problem>``.
-    """
-
-    def __init__(self, record_id: str, field: str | None, problem: str) -> None:
-        super().__init__(f"{record_id}: {problem}" if field is None else f"{record_id}: field {field!r} {problem}")
-        self.record_id, self.field, self.problem = record_id, field, problem
-
-    @property
-    def reason(self) -> str:
-        """The message without the record id (what a report lists next to the skipped record)."""
-        return self.problem if self.field is None else f"field {self.field!r} {self.problem}"
 
 
 @dataclass(frozen=True)

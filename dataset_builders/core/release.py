@@ -13,13 +13,11 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from arab_mm_tasks.core.records import ReleaseUnavailable as ReleaseUnavailable  # re-exported: raised here
+
 # What a builder reads from a release; model cards, images of the paper and the like are not fetched.
 RELEASE_FILES = ["*.parquet", "**/*.parquet", "*.arrow", "**/*.arrow", "*.json", "**/*.json", "*.jsonl", "**/*.jsonl"]
 RELEASE_FILES += ["README.md", "*.py"]  # the card declares configs; a loading script is detected and refused
-
-
-class ReleaseUnavailable(RuntimeError):
-    """The release cannot be fetched; the message is one line that says why and what to do."""
 
 
 def hub_url(repo_id: str) -> str:

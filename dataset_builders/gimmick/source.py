@@ -34,8 +34,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from arab_mm_tasks.core.media import MediaError, load_image, video_frames
+from arab_mm_tasks.core.paths import files_inside, is_file, resolve_inside
 from dataset_builders.core import reading
-from dataset_builders.core.paths import files_inside, is_file, resolve_inside
 from dataset_builders.core.reading import BadRecord, read_jsonl
 from dataset_builders.core.release import download_release
 
