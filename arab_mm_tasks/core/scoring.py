@@ -235,6 +235,16 @@ def has_pending_images(token: str | None) -> bool:
     return token is not None and token in _PENDING_IMAGES
 
 
+def pending_users(token: str) -> int:
+    """How many scorings will still look at the kept images of `token`."""
+    return _PENDING_IMAGES[token].users
+
+
+def adopt_images(token: str, images: list[Any], users: int) -> None:
+    """Keep images another process kept under `token` (its sample's values came over: lm-eval data-parallel)."""
+    _PENDING_IMAGES[token] = _KeptImages(list(images), users)
+
+
 def release_images(token: str | None) -> None:
     """One scoring of the sample (a judge request, a batched metric) is done with its images; the last frees them."""
     kept = _PENDING_IMAGES.get(token or "")

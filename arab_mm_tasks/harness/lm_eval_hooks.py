@@ -39,6 +39,7 @@ from arab_mm_tasks.core.scoring import aggregator, needs_images, score_sample
 from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, load_split, without_media_decoding
 from arab_mm_tasks.core.spec import TaskSpec, recent_renderer
 from arab_mm_tasks.harness.lm_eval_multimodal import patch_loaded_multimodal_models
+from arab_mm_tasks.harness.lm_eval_ranks import data_parallel, rank_values
 
 PROCESS_DOCS_PREFIX = "process_docs_"
 RENDERED_SPLITS_KEPT = 32  # per variant: every country of a benchmark, several times over
@@ -99,7 +100,8 @@ def generative_hooks(task: str) -> dict[str, Callable]:
 
     def process_results(doc: dict, results: list[str]) -> dict:
         images = render(doc).images if needs_images(spec) else None  # what the model saw (DCScore's verifier)
-        return score_sample(spec, doc, results[0], images)
+        values = score_sample(spec, doc, results[0], images)
+        return rank_values(values) if data_parallel() else values  # gathered to rank 0 intact (lm_eval_ranks)
 
     assert spec.target is not None
     return {
