@@ -6,8 +6,6 @@ reviewed) in one place; the numbers in it all come from the `BuildReport` of the
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from datasets import Features
 
 from arab_mm_tasks.arabculture.tasks import REGION_OF_COUNTRY, REGIONS
@@ -68,21 +66,18 @@ strip them where you compare values."""
 
 
 def _counts_tables(counts: dict[str, int]) -> str:
-    lines = ["| config | region | rows | paper (Table 2) |", "|---|---|---|---|"]
-    lines += [f"| {c} | {REGION_OF_COUNTRY[c]} | {n} | {PAPER_ROWS[c]} |" for c, n in counts.items() if c != "all"]
-    lines += [f"| all | | {counts.get('all', 0)} | {sum(PAPER_ROWS.values())} |", ""]
-    lines += ["| region | rows | paper (Table 2) |", "|---|---|---|"]
+    countries = [(c, REGION_OF_COUNTRY[c], n, PAPER_ROWS[c]) for c, n in counts.items() if c != "all"]
+    countries.append(("all", "", counts.get("all", 0), sum(PAPER_ROWS.values())))
+    regions = []
     for region in REGIONS:
         members = [c for c, r in REGION_OF_COUNTRY.items() if r == region]
-        rows = sum(counts.get(c, 0) for c in members)
-        lines.append(f"| {region} | {rows} | {sum(PAPER_ROWS[c] for c in members)} |")
-    return "\n".join(lines)
-
-
-def _shown_source(source: str) -> str:
-    """A repo id as is; a local file or folder by name only (no local paths on a public card)."""
-    path = Path(source)
-    return path.name if path.exists() else source
+        regions.append((region, sum(counts.get(c, 0) for c in members), sum(PAPER_ROWS[c] for c in members)))
+    return "\n\n".join(
+        [
+            hub.markdown_table(("config", "region", "rows", "paper (Table 2)"), countries),
+            hub.markdown_table(("region", "rows", "paper (Table 2)"), regions),
+        ]
+    )
 
 
 def render_arabculture_card(
@@ -104,7 +99,7 @@ Culture" (Sadallah et al., 2025, [arXiv:2502.12788](https://arxiv.org/abs/2502.1
 
 - **Source:** the authors' release [`{SOURCE_REPO}`](https://huggingface.co/datasets/{SOURCE_REPO}),
   licence CC-BY-NC-SA-4.0 (non-commercial, share-alike), which this derived copy keeps.
-  Built from `{_shown_source(report.source)}` by `dataset_builders.arabculture.builder` (package `arab-mm-tasks`).
+  Built from `{hub.shown_name(report.source)}` by `dataset_builders.arabculture.builder` (package `arab-mm-tasks`).
 - **Configs:** one per country, named as in the release, plus `all` (every country, in sorted
   country order).{f" Absent from this build: {', '.join(absent)}." if absent else ""}
 
@@ -135,12 +130,7 @@ lm_eval --model hf --model_args pretrained=Qwen/Qwen2.5-0.5B --tasks arabculture
 
 {COLUMNS}
 
-## Citation
-
-```bibtex
-{CITATION}
-```
-"""
+{hub.citation_section(CITATION)}"""
     return hub.render_card(
         configs=list(report.counts),
         body=body,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from datasets import Features
 
@@ -31,7 +30,7 @@ CITATION = """\
 
 
 def _name(source: str | os.PathLike[str]) -> str:
-    return f"`{Path(source).name}`" if Path(source).exists() else f"`{source}`"
+    return f"`{hub.shown_name(source)}`"
 
 
 def _origin(report: reading.BuildReport, hub_source: str | None, csv: str | os.PathLike[str] | None) -> str:
@@ -95,12 +94,7 @@ the row's id), `domain_raw` the release's value; `curriculum` comes from the HF 
 or (`curriculum_source = "derived"`) from the domain when the source has none (the CSV).
 {predictions} License: Apache-2.0 (the authors' GitHub repository).
 
-## Citation
-
-```bibtex
-{CITATION}
-```
-"""
+{hub.citation_section(CITATION)}"""
     return hub.render_card(
         configs=["all", *domains],
         body=body,

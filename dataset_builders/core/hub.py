@@ -16,9 +16,10 @@ config, offline or online, with no loading script.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import shutil
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -453,13 +454,51 @@ def configs_dataset_info(
     ]
 
 
+def shown_name(source: str | os.PathLike[str]) -> str:
+    """A source for a public card: a repo id as it is, a local file or folder by its name only (no local paths)."""
+    return Path(source).name if Path(source).exists() else str(source)
+
+
 def shown_source(source: str) -> str:
-    """A build's ``name=source; ...`` for a card: repo ids as they are, local files and folders by name only."""
+    """A build's ``name=source; ...`` for a card: each source by `shown_name`, in backticks."""
     parts = []
     for item in source.split("; "):
         name, _, where = item.partition("=")
-        parts.append(f"{name}: `{Path(where).name if Path(where).exists() else where}`")
+        parts.append(f"{name}: `{shown_name(where)}`")
     return "; ".join(parts)
+
+
+def markdown_table(header: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
+    """A card's Markdown table: the header, its ``|---|`` line, a line per row (cells as given, already formatted;
+    an empty cell is ``| |``)."""
+
+    def line(cells: Iterable[object]) -> str:
+        return "|" + "".join(f" {cell} |" if str(cell) else " |" for cell in cells)
+
+    return "\n".join([line(header), "|" + "---|" * len(header), *(line(row) for row in rows)])
+
+
+def source_section(shown: str, builder: str, rows_skipped: int, load_example: str, *, also: str = "") -> str:
+    """A gated card's ``## Source``: what it was built from and by which module, what was left out, how to load it."""
+    return f"""## Source
+
+Built from {shown} by `{builder}`.{also}
+Records left out by the build: {rows_skipped}.
+
+```python
+from datasets import load_dataset
+{load_example}   # after accepting the gate
+```"""
+
+
+def citation_section(bibtex: str) -> str:
+    """The last section of every card: the paper's BibTeX."""
+    return f"""## Citation
+
+```bibtex
+{bibtex}
+```
+"""
 
 
 def _split_info(split: str, num_rows: int, num_bytes: int) -> dict[str, Any]:

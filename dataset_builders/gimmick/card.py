@@ -95,17 +95,24 @@ CHANGES = """\
 
 
 def _counts(counts: Mapping[str, int]) -> str:
-    lines = ["| config | rows | authors' release (paper Table 1) |", "|---|---|---|"]
-    lines += [f"| {c} | {n} | {RELEASE_COUNTS[c]:,} |" for c, n in counts.items()]
-    return "\n".join(lines)
+    header = ("config", "rows", "authors' release (paper Table 1)")
+    return hub.markdown_table(header, ((c, n, f"{RELEASE_COUNTS[c]:,}") for c, n in counts.items()))
 
 
 def _regions() -> str:
-    lines = ["| code | paper label | option text / canonical UNESCO name | spellings accepted |", "|---|---|---|---|"]
-    for code in REGION_CODES:
-        spellings = ", ".join(f"`{s}`" for s, c in REGION_CODE_OF.items() if c == code)
-        lines.append(f"| {code} | {REGION_LABEL[code]} | {REGION_NAME[code]} | {spellings} |")
-    return "\n".join(lines)
+    header = ("code", "paper label", "option text / canonical UNESCO name", "spellings accepted")
+    return hub.markdown_table(
+        header,
+        (
+            (
+                code,
+                REGION_LABEL[code],
+                REGION_NAME[code],
+                ", ".join(f"`{s}`" for s, c in REGION_CODE_OF.items() if c == code),
+            )
+            for code in REGION_CODES
+        ),
+    )
 
 
 def _extras(kept: Mapping[str, list[str]]) -> str:
@@ -161,6 +168,8 @@ def render_gimmick_card(
     ``features`` and ``num_bytes``: per written config; ``kept``: the source columns each config
     carries beyond the contract's fields.
     """
+    example = f'civqa = load_dataset("{REPO_ID}", "civqa", split="test")'
+    source = hub.source_section(hub.shown_source(report.source), __package__ + ".builder", report.rows_skipped, example)
     body = f"""\
 # GIMMICK
 
@@ -173,15 +182,7 @@ Multitask Cultural Knowledge Benchmarking" (Schneider et al., 2025,
 
 {ACCESS}
 
-## Source
-
-Built from {hub.shown_source(report.source)} by `dataset_builders.gimmick.builder`.
-Records left out by the build: {report.rows_skipped}.
-
-```python
-from datasets import load_dataset
-civqa = load_dataset("{REPO_ID}", "civqa", split="test")   # after accepting the gate
-```
+{source}
 
 ## Counts
 
@@ -212,12 +213,7 @@ Sub-Saharan spellings of the release map to `SA`.
 
 {CHANGES}
 
-## Citation
-
-```bibtex
-{CITATION}
-```
-"""
+{hub.citation_section(CITATION)}"""
     dataset_info = [
         {
             "config_name": config,

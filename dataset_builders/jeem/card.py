@@ -6,7 +6,6 @@ Every number comes from the build's `BuildReport`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 from arab_mm_tasks.core.sources import project_repo
 from arab_mm_tasks.jeem import RELEASE_REPO
@@ -73,28 +72,25 @@ Common: `image_origin_country`, `is_shared_pool`, `in_eval_subset`, `image_sourc
 the release does not give them)."""  # noqa: E501
 
 
-def _shown(source: str) -> str:
-    return f"`{Path(source).name}`" if Path(source).exists() else f"`{source}`"
-
-
 def _per_dialect(report: reading.BuildReport) -> str:
     stats = report.stats
-    lines = [
-        "| dialect | images (records) | paper Table 1 | shared pool | questions | cannot tell | evaluation sample |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for dialect in DIALECTS:
-        c = dialect.country or ""
-        lines.append(
-            f"| {dialect.code} ({dialect.key}) | {stats.get(f'images_{c}', 0)} | {PAPER_IMAGES[c]} | "
-            f"{stats.get(f'shared_pool_{c}', 0)} | {stats.get(f'questions_{c}', 0)} | "
-            f"{stats.get(f'cannot_tell_{c}', 0)} | {stats.get(f'eval_subset_{c}', 0)} of {subset.QUOTAS[c]} |"
+    header = ("dialect", "images (records)", "paper Table 1", "shared pool", "questions", "cannot tell")
+    rows = [
+        (
+            f"{dialect.code} ({dialect.key})",
+            stats.get(f"images_{c}", 0),
+            PAPER_IMAGES[c],
+            *(stats.get(f"{kind}_{c}", 0) for kind in ("shared_pool", "questions", "cannot_tell")),
+            f"{stats.get(f'eval_subset_{c}', 0)} of {subset.QUOTAS[c]}",
         )
-    return "\n".join(lines)
+        for dialect in DIALECTS
+        for c in [dialect.country or ""]
+    ]
+    return hub.markdown_table((*header, "evaluation sample"), rows)
 
 
 def _configs(counts: Mapping[str, int]) -> str:
-    return "\n".join(["| config | rows |", "|---|---|", *(f"| `{c}` | {n} |" for c, n in counts.items())])
+    return hub.markdown_table(("config", "rows"), ((f"`{c}`", n) for c, n in counts.items()))
 
 
 def render_jeem_card(
@@ -110,6 +106,9 @@ def render_jeem_card(
         else "the sample here is the id list given to the build."
     )
     mapped = ", ".join(f"`{field}` <- `{column}`" for field, column in mapping.items())
+    example = f'jo = load_dataset("{REPO_ID}", "captioning_jordanian", split="test")'
+    shown, builder = f"`{hub.shown_name(report.source)}`", __package__ + ".builder"
+    source = hub.source_section(shown, builder, report.rows_skipped, example, also=f" Columns read: {mapped}.")
     body = f"""\
 # JEEM
 
@@ -120,15 +119,7 @@ One `test` split: JEEM is a benchmark, not training data (L268-269).
 
 {ACCESS}
 
-## Source
-
-Built from {_shown(report.source)} by `dataset_builders.jeem.builder`. Columns read: {mapped}.
-Records left out by the build: {report.rows_skipped}.
-
-```python
-from datasets import load_dataset
-jo = load_dataset("{REPO_ID}", "captioning_jordanian", split="test")   # after accepting the gate
-```
+{source}
 
 ## Counts per dialect
 
@@ -146,12 +137,7 @@ jo = load_dataset("{REPO_ID}", "captioning_jordanian", split="test")   # after a
 
 {RULES.format(sample_rule=rule)}
 
-## Citation
-
-```bibtex
-{CITATION}
-```
-"""
+{hub.citation_section(CITATION)}"""
     dataset_info = hub.config_infos(features_of, report.counts, num_bytes)  # the configs' columns differ
     return hub.render_card(
         configs=list(report.counts),

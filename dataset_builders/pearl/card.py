@@ -64,9 +64,7 @@ A Pearl-X item whose release row gives only the answer letter gets `answer` = th
 
 
 def _counts(counts: Mapping[str, int]) -> str:
-    lines = ["| config | rows | paper |", "|---|---|---|"]
-    lines += [f"| {config} | {n:,} | {PAPER_COUNTS[config]} |" for config, n in counts.items()]
-    return "\n".join(lines)
+    return hub.markdown_table(("config", "rows", "paper"), ((c, f"{n:,}", PAPER_COUNTS[c]) for c, n in counts.items()))
 
 
 def _by(breakdown: Mapping[str, Mapping[str, Counter[str]]], key: str) -> str:
@@ -74,9 +72,9 @@ def _by(breakdown: Mapping[str, Mapping[str, Counter[str]]], key: str) -> str:
     if not configs:
         return "(no such field in the release)"
     values = sorted({value for c in configs for value in breakdown[c][key]})
-    lines = [f"| {key} | " + " | ".join(configs) + " |", "|---|" + "---|" * len(configs)]
-    lines += [f"| {value} | " + " | ".join(str(breakdown[c][key][value]) for c in configs) + " |" for value in values]
-    return "\n".join(lines)
+    return hub.markdown_table(
+        (key, *configs), ((value, *(breakdown[c][key][value] for c in configs)) for value in values)
+    )
 
 
 def render_pearl_card(
@@ -86,6 +84,8 @@ def render_pearl_card(
     breakdown: Mapping[str, Mapping[str, Counter[str]]],
 ) -> str:
     """The README card of a built Pearl folder."""
+    example = f'closed = load_dataset("{REPO_ID}", "pearl_closed", split="test")'
+    source = hub.source_section(hub.shown_source(report.source), __package__ + ".builder", report.rows_skipped, example)
     body = f"""\
 # Pearl, Pearl-Lite and Pearl-X
 
@@ -97,15 +97,7 @@ several. Every score of the paper comes from an LVLM judge. One `test` split per
 
 {ACCESS}
 
-## Source
-
-Built from {hub.shown_source(report.source)} by `dataset_builders.pearl.builder`.
-Records left out by the build: {report.rows_skipped}.
-
-```python
-from datasets import load_dataset
-closed = load_dataset("{REPO_ID}", "pearl_closed", split="test")   # after accepting the gate
-```
+{source}
 
 ## Counts
 
@@ -123,12 +115,7 @@ closed = load_dataset("{REPO_ID}", "pearl_closed", split="test")   # after accep
 
 {FIELDS}
 
-## Citation
-
-```bibtex
-{CITATION}
-```
-"""
+{hub.citation_section(CITATION)}"""
     return hub.render_card(
         configs=list(report.counts),
         body=body,
