@@ -418,6 +418,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="run a suite of tasks (the papers' headline variants, all, or a list) on one model through lm-eval, "
         "resumably, written in lm-eval's own format",
     )
+    s.add_argument(
+        "--harness",
+        choices=("lm-eval", "lmms-eval"),
+        default="lm-eval",
+        help="which harness runs the suite (default lm-eval; lmms-eval: its model types, no ArabCulture, "
+        "docs/lmms_eval.md)",
+    )
     s.add_argument("--model", required=True, help="lm-eval model type: hf, hf-multimodal, vllm, vllm-vlm, ...")
     s.add_argument("--model_args", required=True, help="lm-eval model arguments, e.g. pretrained=Qwen/Qwen2.5-7B")
     which = s.add_mutually_exclusive_group()
@@ -441,6 +448,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--apply_chat_template", action="store_true", help="wrap prompts in the model's chat template")
     s.add_argument("--gen_kwargs", help="lm-eval generation overrides, e.g. max_gen_toks=256")
     s.add_argument("--no-cache", action="store_true", help="do not keep model responses for a resumed run")
+    s.add_argument(
+        "--cache-chunk",
+        type=int,
+        default=64,
+        metavar="N",
+        help="lmms-eval only: store responses in its cache every N requests (a killed entry redoes at most N)",
+    )
     s.add_argument(
         "--skip-unavailable-metrics",
         action="store_true",
@@ -470,12 +484,17 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from arab_mm_tasks.core.preflight import PreflightError
 
     try:
-        outcome = run_suite(
-            args.model, args.model_args, suite_entries(args.suite, args.tasks), Path(args.output_path),
-            judge=args.judge, metadata=metadata, limit=limit, device=args.device, batch_size=args.batch_size,
-            apply_chat_template=args.apply_chat_template, gen_kwargs=args.gen_kwargs, use_cache=not args.no_cache,
-            skip_unavailable_metrics=args.skip_unavailable_metrics,
-        )  # fmt: skip
+        if args.harness == "lmms-eval":
+            from arab_mm_tasks.cli.evaluate_lmms import run_from_args
+
+            outcome = run_from_args(args, suite_entries(args.suite, args.tasks), metadata, limit)
+        else:
+            outcome = run_suite(
+                args.model, args.model_args, suite_entries(args.suite, args.tasks), Path(args.output_path),
+                judge=args.judge, metadata=metadata, limit=limit, device=args.device, batch_size=args.batch_size,
+                apply_chat_template=args.apply_chat_template, gen_kwargs=args.gen_kwargs,
+                use_cache=not args.no_cache, skip_unavailable_metrics=args.skip_unavailable_metrics,
+            )  # fmt: skip
     except PreflightError as error:
         print(str(error), file=sys.stderr, flush=True)
         return 1

@@ -1,0 +1,395 @@
+"""`arab-mm-tasks evaluate --harness lmms-eval`: the same suites as `evaluate`, run through lmms-eval 0.7 in-process.
+
+    arab-mm-tasks evaluate --harness lmms-eval --model qwen2_5_vl \\
+        --model_args pretrained=Qwen/Qwen2.5-VL-7B-Instruct --suite headline --output_path runs/
+
+One lmms-eval model object is loaded once, and each suite entry (a task or a family) is one lmms-eval
+``simple_evaluate`` call on it, saved as the ``lmms-eval`` command line saves it
+(``<output_path>/<model>/<date>_results.json`` and ``<date>_samples_<task>.jsonl``). Each entry's tasks
+are handed over as the task files of docs/lmms_eval.md are: our task with the run's options in its
+``metadata`` (``<benchmark>_path`` for ``--dataset-path``); a family is handed over as its group with each
+member carrying them, since lmms-eval keeps a group's ``metadata`` to itself. The judge is configured in
+this process, never put in a task's ``metadata``, which lmms-eval writes into its results files.
+
+ArabCulture (log-likelihood) is not registered in lmms-eval: its entries are skipped with a note, and a
+suite of nothing else is refused in one line.
+
+Resume, as `evaluate` for lm-eval: an entry is finished when an lmms-eval results file of the same model,
+model arguments, limit and generation settings holds it and every samples file it names is complete; a
+finished entry is skipped, and no model is loaded when nothing is left to run. Responses go to
+lmms-eval's own response cache (``use_cache``, ``<output_path>/.cache/lmms_<digest>``), which an entry
+cut off midway reads back. lmms-eval 0.7.3's cache needs help for that (`_entry_cache`): it stores a
+request type's responses only after the model answered all of them, so a killed entry lost every answer;
+its model fingerprint is ``str(model)``, for a model object its memory address, so no later process
+would hit; a killed run's answers stay in a shard named by a fresh random run id, which no later run
+reads; and its model classes change a request's generation settings in place, after the lookup key was
+made from them and before the store key is (`_OwnSettings`), so nothing stored was ever found. Here
+responses are stored every ``cache_chunk`` requests, the fingerprint is the model type (as the
+``lmms-eval`` command line makes it), each entry writes under a fixed run id (its name), so a killed
+entry's rerun opens the shard its answers went to, and the model gets copies of the settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import hashlib
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arab_mm_tasks.cli.evaluate import (
+    Entry,
+    _data_errors,
+    _preflight,
+    _uses,
+    default_device,
+    printable_args,
+    samples_complete,
+)
+from arab_mm_tasks.core.registry import all_families, all_specs
+from arab_mm_tasks.core.run_options import RunOptionError
+
+# lmms-eval 0.7.3 checkpoints its response cache every 256 responses (`_CHECKPOINT_INTERVAL`); a smaller step
+# loses fewer answers to a kill, at the price of smaller model calls (which matters to batched backends)
+DEFAULT_CACHE_CHUNK = 64
+
+
+def run_from_args(
+    args: argparse.Namespace, entries: Sequence[Entry], metadata: dict[str, Any], limit: float | None
+) -> dict[str, str]:
+    """`evaluate --harness lmms-eval`: lm-eval-only flags and a missing lmms-eval refused in one line."""
+    if args.apply_chat_template:
+        raise RunOptionError("--apply_chat_template is lm-eval's: lmms-eval's chat model classes apply the template")
+    if args.cache_chunk < 1:
+        raise RunOptionError(f"--cache-chunk must be at least 1, got {args.cache_chunk}")
+    try:
+        import lmms_eval.evaluator  # noqa: F401  (not bare lmms_eval: our wheel's tree makes that importable)
+    except ImportError as error:
+        raise RunOptionError(
+            f'--harness lmms-eval needs lmms-eval: pip install "arab-mm-tasks[lmms]" ({error})'
+        ) from None
+    return run_suite(
+        args.model, args.model_args, entries, Path(args.output_path),
+        judge=args.judge, metadata=metadata, limit=limit, device=args.device, batch_size=args.batch_size,
+        gen_kwargs=args.gen_kwargs, use_cache=not args.no_cache, cache_chunk=args.cache_chunk,
+        skip_unavailable_metrics=args.skip_unavailable_metrics,
+    )  # fmt: skip
+
+
+def supported_entries(entries: Sequence[Entry], outcome: dict[str, str]) -> list[Entry]:
+    """The entries lmms-eval has tasks for; the others (ArabCulture's log-likelihood tasks) noted as skipped.
+
+    Raises `RunOptionError` when none is left: a suite of only those has nothing to run.
+    """
+    from arab_mm_tasks.harness.lmms_eval_tasks import supported
+
+    kept: list[Entry] = []
+    for item in entries:
+        if all(supported(all_specs()[task]) for task in item.tasks):
+            kept.append(item)
+            continue
+        outcome[item.name] = "skipped: log-likelihood tasks are not registered in lmms-eval (use --harness lm-eval)"
+        print(f"{item.name}: {outcome[item.name]}", flush=True)
+    if entries and not kept:
+        names = ", ".join(item.name for item in entries)
+        raise RunOptionError(
+            f"--harness lmms-eval: {names}: log-likelihood tasks are not registered in lmms-eval; "
+            "run them with --harness lm-eval"
+        )
+    return kept
+
+
+@dataclass(frozen=True)
+class LmmsRunSettings:
+    """What makes two lmms-eval runs of an entry the same run: a results file with other settings is not reused."""
+
+    model: str
+    model_args: str
+    limit: float | None = None
+    gen_kwargs: str | None = None
+
+    def matches(self, data: dict[str, Any]) -> bool:
+        from lmms_eval.evaluator import _redact_eval_config_secrets
+        from lmms_eval.utils import simple_parse_args_string
+
+        if "lmms_eval_version" not in data:
+            return False  # another harness's results file
+        config = data.get("config", {})
+        gen_kwargs = simple_parse_args_string(self.gen_kwargs) if self.gen_kwargs else None
+        # lmms-eval writes model_args with credentials redacted: compare like with like
+        model_args = _redact_eval_config_secrets({"model_args": self.model_args})["model_args"]
+        return (config.get("model"), config.get("model_args"), config.get("limit")) == (
+            self.model,
+            model_args,
+            self.limit,
+        ) and (config.get("gen_kwargs") or None) == (gen_kwargs or None)
+
+
+def finished_results(output_path: Path, entry: Entry, settings: LmmsRunSettings) -> Path | None:
+    """An lmms-eval results file of an earlier run of this entry with the same `settings`, samples complete."""
+    for file in sorted(output_path.rglob("*_results.json")):
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # a file being written by a killed run: not finished
+        if not isinstance(data, dict) or not settings.matches(data):
+            continue
+        ran = entry.name in data.get("results", {}) or entry.name in data.get("group_subtasks", {})
+        if ran and _samples_saved(file, data):
+            return file
+    return None
+
+
+def _samples_saved(results_file: Path, data: dict[str, Any]) -> bool:
+    """Whether every task of a results file has its samples file, complete (lmms-eval writes them after the
+    results file, appending line by line: a kill in between leaves none, or one cut short)."""
+    stamp = results_file.name.removesuffix("_results.json")
+    counts = data.get("n-samples", {})
+    return all(
+        samples_complete(results_file.parent / f"{stamp}_samples_{task}.jsonl", counts.get(task, {}).get("effective"))
+        for task in data.get("configs", {})
+    )
+
+
+def task_configs(item: Entry, metadata: dict[str, Any]) -> list[dict[str, Any]]:
+    """The entry as lmms-eval task configs (what a ``--tasks DIR`` task file holds), the run options in each
+    task's ``metadata`` on top of the generated one (its version and description)."""
+    from arab_mm_tasks.harness.lmms_eval_tasks import family_file, task_file
+
+    def member(name: str) -> dict[str, Any]:
+        _, generated = task_file(all_specs()[name])
+        return {"task": name, "metadata": {**generated["metadata"], **metadata}}
+
+    family = all_families().get(item.name)
+    if family is None:
+        return [member(task) for task in item.tasks]
+    _, group = family_file(family)
+    return [{**group, "task": [member(task) for task in group["task"]]}]
+
+
+def run_suite(
+    model: str,
+    model_args: str,
+    entries: Sequence[Entry],
+    output_path: Path,
+    *,
+    judge: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    limit: float | None = None,
+    device: str | None = None,
+    batch_size: str | int = 1,
+    gen_kwargs: str | None = None,
+    use_cache: bool = True,
+    cache_chunk: int = DEFAULT_CACHE_CHUNK,
+    skip_unavailable_metrics: bool = False,
+) -> dict[str, str]:
+    """Run each entry not finished yet through lmms-eval; returns entry name -> what happened, as `evaluate`'s
+    `run_suite` does. Raises `PreflightError` before the model loads, `RunOptionError` for a suite lmms-eval
+    cannot run (an unknown model type, only ArabCulture)."""
+    from arab_mm_tasks.core import judging
+
+    outcome: dict[str, str] = {}
+    entries = supported_entries(entries, outcome)
+    model_class = _model_class(model)
+    if judge:
+        judging.configure(judge)  # in this process only: lmms-eval writes task metadata into its results files
+    settings = LmmsRunSettings(model, model_args, limit, gen_kwargs)
+    todo = []
+    for number, item in enumerate(entries, 1):
+        done = finished_results(output_path, item, settings)
+        if done is not None:
+            outcome[item.name] = f"finished earlier ({done})"
+            print(f"[{number}/{len(entries)}] {item.name}: finished earlier, kept ({done})", flush=True)
+        else:
+            todo.append((number, item))
+    not_computed = _preflight([item for _, item in todo], metadata or {}, skip_unavailable_metrics)
+    lm = None
+    for number, item in todo:
+        stage = f"[{number}/{len(entries)}] {item.name}"
+        if lm is None:
+            device = device or default_device()
+            print(f"loading model {model} ({printable_args(model_args)}) on {device}", flush=True)
+            lm = model_class.create_from_arg_string(model_args, {"batch_size": batch_size, "device": device})
+        print(f"{stage}: running ({', '.join(item.tasks)}) through lmms-eval", flush=True)
+        started = time.monotonic()
+        skipped = {key: why for key, why in not_computed.items() if _uses(item, key)}
+        cache = _cache_root(output_path, settings) if use_cache else None
+        try:
+            saved = _evaluate_entry(lm, item, settings, output_path, metadata or {}, device, batch_size, cache,
+                                    cache_chunk, skipped)  # fmt: skip
+        except _data_errors() as error:
+            outcome[item.name] = "failed: " + " ".join(str(error).splitlines())
+            print(f"{stage}: {outcome[item.name]}", flush=True)
+            continue
+        except Exception as error:  # one entry's model or harness fault must not stop the suite
+            traceback.print_exc()  # not bad input but a fault inside the model or harness: what the user debugs with
+            outcome[item.name] = f"failed: {type(error).__name__}: " + " ".join(str(error).splitlines())
+            print(f"{stage}: {outcome[item.name]} (traceback above; the other entries go on)", flush=True)
+            continue
+        outcome[item.name] = "ran" + (f" (not computed: {', '.join(skipped)}, model unavailable)" if skipped else "")
+        print(f"{stage}: done in {time.monotonic() - started:.1f} s -> {saved}", flush=True)
+    return outcome
+
+
+def _model_class(model: str) -> type:
+    """lmms-eval's class for a model type, before any work; an unknown type is one line."""
+    from lmms_eval.models import get_model
+
+    try:
+        return get_model(model)
+    except Exception as error:  # lmms-eval raises its registry's own errors (and logs the traceback)
+        raise RunOptionError(f"--model {model!r}: not an lmms-eval model type ({error})") from None
+
+
+def _cache_root(output_path: Path, settings: LmmsRunSettings) -> Path:
+    # named by a digest: model arguments may hold a token, which no file name should show
+    digest = hashlib.sha256(f"{settings.model} {settings.model_args}".encode()).hexdigest()[:16]
+    return output_path / ".cache" / f"lmms_{digest}"
+
+
+def _evaluate_entry(
+    lm: Any,
+    item: Entry,
+    settings: LmmsRunSettings,
+    output_path: Path,
+    metadata: dict[str, Any],
+    device: str | None,
+    batch_size: str | int,
+    cache: Path | None,
+    cache_chunk: int,
+    not_computed: dict[str, str],
+) -> Path:
+    """One lmms-eval run of `item`, saved as the lmms-eval command line saves it; returns the results file."""
+    from lmms_eval.evaluator import simple_evaluate
+    from lmms_eval.loggers import EvaluationTracker
+    from lmms_eval.tasks import TaskManager
+    from lmms_eval.utils import make_table
+
+    from arab_mm_tasks.harness.lmms_eval_tasks import tasks_path
+
+    tracker = EvaluationTracker(output_path=str(output_path))
+    stamp = _free_stamp(output_path)
+    # our tree only: lmms-eval's own hundreds of task folders are not indexed for a run of ours
+    manager = TaskManager("ERROR", include_path=tasks_path(), include_defaults=False)
+    with _entry_cache(settings.model, item.name, cache_chunk), _cache_stats():
+        results = simple_evaluate(
+            model=lm,
+            model_args=settings.model_args,
+            tasks=task_configs(item, metadata),
+            task_manager=manager,
+            limit=settings.limit,
+            device=device,
+            batch_size=batch_size,
+            use_cache=str(cache) if cache else None,
+            log_samples=True,
+            evaluation_tracker=tracker,
+            gen_kwargs=settings.gen_kwargs,
+            datetime_str=stamp,  # its default is the time lmms-eval was imported: every entry would share it
+            verbosity="ERROR",
+        )
+    results["config"]["model"] = settings.model  # as the command line records it (not the object's class name)
+    if not_computed:  # a named outcome in the results file, not a silent absence (NaN values, all unscored)
+        results["not_computed"] = dict(not_computed)
+    samples = results.pop("samples")
+    tracker.save_results_aggregated(results=results, samples=samples, datetime_str=stamp)
+    for task_name in results["configs"]:
+        tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
+    saved = output_path / tracker.general_config_tracker.model_name_sanitized / f"{tracker.date_id}_results.json"
+    # lmms-eval logs a failed save as a warning and goes on: a missing file here is an error, not a finished entry
+    missing = [p for p in [saved, *(saved.parent / f"{tracker.date_id}_samples_{t}.jsonl" for t in results["configs"])]
+               if not p.is_file()]  # fmt: skip
+    if missing:
+        raise OSError(f"lmms-eval did not write {', '.join(map(str, missing))} (see its warning above)")
+    print(make_table(results))
+    if results.get("groups"):
+        print(make_table(results, "groups"))
+    return saved
+
+
+def _free_stamp(output_path: Path) -> str:
+    """lmms-eval's file stamp (to the second) that no file under `output_path` carries yet: two entries finishing
+    within a second would otherwise write one results file over the other."""
+    from lmms_eval.utils import get_datetime_str
+
+    while True:
+        stamp = get_datetime_str()
+        if not any(output_path.glob(f"*/{stamp}_*")):
+            return stamp
+        time.sleep(0.5)
+
+
+@contextlib.contextmanager
+def _entry_cache(model: str, entry_name: str, chunk: int) -> Iterator[None]:
+    """lmms-eval's response cache as a resumed entry needs it (see the module docstring), for one call."""
+    import lmms_eval.evaluator
+    from lmms_eval.caching.response_cache import ResponseCache
+
+    class EntryCache(ResponseCache):
+        @classmethod
+        def create(cls, cache_root: str, *, model: Any = "", **kwargs: Any) -> ResponseCache:
+            return super().create(cache_root, model=model_type, **kwargs)
+
+        def execute(self, lm: Any, reqtype: str, requests: list) -> list:
+            answers: list = []
+            for start in range(0, len(requests), chunk):
+                answers += super().execute(_OwnSettings(lm), reqtype, requests[start : start + chunk])
+            return answers
+
+    model_type = model
+    saved_class, saved_run = lmms_eval.evaluator.ResponseCache, os.environ.get("LMMS_CACHE_RUN_ID")
+    lmms_eval.evaluator.ResponseCache = EntryCache
+    os.environ["LMMS_CACHE_RUN_ID"] = entry_name  # lmms-eval's own knob for the run folder its shard goes in
+    try:
+        yield
+    finally:
+        lmms_eval.evaluator.ResponseCache = saved_class
+        if saved_run is None:
+            os.environ.pop("LMMS_CACHE_RUN_ID", None)
+        else:
+            os.environ["LMMS_CACHE_RUN_ID"] = saved_run
+
+
+class _OwnSettings:
+    """The model, given copies of each request's generation settings.
+
+    lmms-eval 0.7.3's cache looks an answer up by the request's settings before the model call and stores it by
+    them after; its model classes (llava_hf, qwen2_5_vl, ...) change them in place (pop ``until``, add
+    ``num_beams``, ``image_sizes``), so what was stored was never found again.
+    """
+
+    def __init__(self, lm: Any) -> None:
+        self._lm = lm
+
+    def __getattr__(self, reqtype: str) -> Any:
+        method = getattr(self._lm, reqtype)
+        return lambda requests: method([_with_own_settings(request) for request in requests])
+
+
+def _with_own_settings(request: Any) -> Any:
+    clone = copy.copy(request)
+    clone.arguments = tuple(copy.deepcopy(arg) if isinstance(arg, dict) else arg for arg in request.args)
+    return clone
+
+
+@contextlib.contextmanager
+def _cache_stats() -> Iterator[None]:
+    """Show lmms-eval's one line on its response cache ("ResponseCache stats: 3 hits, 5 misses, ..."), which says
+    how many answers a resumed entry took from it."""
+    from loguru import logger as eval_logger  # lmms-eval logs through loguru's one logger
+
+    def show(message: Any) -> None:
+        print(f"  lmms-eval response cache: {message.record['message']}", file=sys.stdout, flush=True)
+
+    sink = eval_logger.add(show, level="INFO", filter=lambda record: record["message"].startswith("ResponseCache stat"))
+    try:
+        yield
+    finally:
+        eval_logger.remove(sink)
