@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+# A command line's timeout is a guard against a hang, never a bound on speed: at load ~20 on 2 shared cores a
+# plain `lm_eval` refusal took over 300 s (issue 25), so the guard is far above any slow-but-working run.
+HANG_TIMEOUT = 1800
 
 
 def console_script(name: str) -> str:
@@ -27,3 +34,31 @@ def run_cli(args: list[str], *, env: dict[str, str], cwd: Path, timeout: int = 6
             f"--- stderr\n{proc.stderr[-6000:]}"
         )
     return proc
+
+
+def lm_eval_refusal(tasks: list[str], metadata: dict[str, Any]) -> str:
+    """What `lm_eval --tasks ...` prints when loading one of our tasks refuses, proven in-process.
+
+    lm-eval's own `TaskManager` loads the tasks from our YAML tree with the run's ``--metadata`` (the command
+    line also merges the ``--model_args`` into it: pass ``pretrained`` here too), so our `load_dataset` hook
+    runs as it does in a real run; the error it raises is given to the hook that ends lm_eval's command line
+    (`sys.excepthook`, installed by `lm_eval_hooks`). Returns what that hook wrote to stderr. A plain `lm_eval`
+    run pays ~15 s of CPU (lm-eval indexes its ~15,000 task files and loads the model before it reads a task)
+    to print that line, so one command-line test (tests/test_cli.py) proves the excepthook wiring and the
+    other refusals are checked here.
+    """
+    from lm_eval.tasks import TaskManager
+
+    from arab_mm_tasks.harness import lm_eval_hooks  # noqa: F401  (installs the one-line excepthook)
+    from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR
+
+    assert getattr(sys.excepthook, "_arab_mm", False), "lm_eval_hooks' one-line excepthook is not installed"
+    manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
+    try:
+        manager.load(tasks)
+    except Exception as error:  # whatever escapes lm-eval is what its command line ends on
+        stderr = io.StringIO()
+        with contextlib.redirect_stderr(stderr):
+            sys.excepthook(type(error), error, error.__traceback__)
+        return stderr.getvalue()
+    pytest.fail(f"lm-eval loaded {tasks} without refusing")

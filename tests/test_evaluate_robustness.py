@@ -11,26 +11,43 @@ from pathlib import Path
 
 import pytest
 from arb_fixtures import arb_corpus, build_arb_hub_dir, marked_rows
-from helpers import console_script
+from helpers import HANG_TIMEOUT, console_script, lm_eval_refusal
 
 pytestmark = pytest.mark.slow
 
 SECRET = "hf_NotARealTokenButShaped1234"
+DROPPED = ("ARAB_MM_BERTSCORE_MODEL", "ARAB_MM_LABSE_MODEL", "ARAB_MM_ALDI_MODEL", "ARAB_MM_JUDGE_MODEL")
 
 
 def _evaluate(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [console_script("arab-mm-tasks"), "evaluate", *args], env=env, cwd=cwd, capture_output=True, text=True,
-        timeout=600,
+        timeout=HANG_TIMEOUT,
     )  # fmt: skip
 
 
 @pytest.fixture()
 def env(cli_env, tmp_path) -> dict[str, str]:
     """Offline, an empty Hugging Face cache, no encoder or judge named."""
-    drop = ("ARAB_MM_BERTSCORE_MODEL", "ARAB_MM_LABSE_MODEL", "ARAB_MM_ALDI_MODEL", "ARAB_MM_JUDGE_MODEL")
-    clean = {k: v for k, v in cli_env.items() if k not in drop}
+    clean = {k: v for k, v in cli_env.items() if k not in DROPPED}
     return {**clean, "HF_HUB_CACHE": str(tmp_path / "hf-cache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+
+
+@pytest.fixture()
+def no_metric_models(monkeypatch, tmp_path) -> None:
+    """This process as `env` leaves a command line: no encoder or judge named, an empty Hugging Face cache."""
+    import huggingface_hub.constants
+
+    for key in DROPPED:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
+@pytest.fixture(scope="module")
+def arb_hub(tmp_path_factory) -> Path:
+    """ARB built by the real builder from the authors' formats (images included), shared by this file's tests."""
+    return build_arb_hub_dir(tmp_path_factory.mktemp("arb"))
 
 
 @pytest.fixture(scope="module")
@@ -98,18 +115,21 @@ def test_no_device_runs_on_the_cpu_no_token_printed_and_a_cut_samples_file_rerun
     assert len(list(out.rglob("results_*.json"))) == 2  # the entry ran again, into a new results file
 
 
-def test_skip_unavailable_metrics_runs_and_names_what_was_not_computed(tmp_path, env):
+def test_skip_unavailable_metrics_runs_and_names_what_was_not_computed(tmp_path, env, arb_hub, no_metric_models,
+                                                                        capsys):  # fmt: skip
+    from arab_mm_tasks.cli import main
     from arab_mm_tasks.testing.tiny_model import build_tiny_vlm
 
-    hub = build_arb_hub_dir(tmp_path / "arb")
     model = build_tiny_vlm(tmp_path / "tiny-vlm", arb_corpus())
     out = tmp_path / "runs"
     args = ["--model", "hf-multimodal", "--model_args", f"pretrained={model}", "--tasks", "arb_ocr",
             "--output_path", str(out), "--limit", "1", "--gen_kwargs", "max_gen_toks=8", "--device", "cpu",
-            "--dataset-path", f"arb={hub}"]  # fmt: skip
-    refused = _evaluate(args, env, tmp_path)
-    assert refused.returncode == 1 and "loading model" not in refused.stdout
-    assert "ARAB_MM_BERTSCORE_MODEL" in refused.stderr and "ARAB_MM_LABSE_MODEL" in refused.stderr
+            "--dataset-path", f"arb={arb_hub}"]  # fmt: skip
+    # refused in-process: the command line's refusal before the model loads is the first test's
+    assert main(["evaluate", *args]) == 1
+    refused = capsys.readouterr()
+    assert "loading model" not in refused.out and not out.exists()
+    assert "ARAB_MM_BERTSCORE_MODEL" in refused.err and "ARAB_MM_LABSE_MODEL" in refused.err
 
     ran = _evaluate([*args, "--skip-unavailable-metrics"], env, tmp_path)
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -123,15 +143,11 @@ def test_skip_unavailable_metrics_runs_and_names_what_was_not_computed(tmp_path,
     assert scores["bleu_unscored,none"] == 0  # the metrics that need no model are computed
 
 
-def test_plain_lm_eval_stops_at_task_load_naming_each_missing_encoder(tmp_path, env, tiny_vlm_dir):
-    hub = build_arb_hub_dir(tmp_path / "arb")
-    proc = subprocess.run(
-        [console_script("lm_eval"), "--model", "hf-multimodal", "--model_args", f"pretrained={tiny_vlm_dir}",
-         "--tasks", "arb_ocr", "--metadata", json.dumps({"arb_path": str(hub)}), "--device", "cpu",
-         "--output_path", str(tmp_path / "out")],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode != 0
-    assert "error: arab-mm-tasks preflight: 2 problem(s) found before any model work" in proc.stderr
-    assert "ARAB_MM_BERTSCORE_MODEL" in proc.stderr and "ARAB_MM_LABSE_MODEL" in proc.stderr
-    assert "Traceback" not in proc.stderr and not (tmp_path / "out").exists()  # nothing generated or written
+def test_plain_lm_eval_stops_at_task_load_naming_each_missing_encoder(arb_hub, tiny_vlm_dir, no_metric_models):
+    """`lm_eval --model hf-multimodal --tasks arb_ocr` without the encoders: refused when lm-eval loads the task,
+    one problem a line and no traceback (`lm_eval_refusal`: lm-eval's task loading in-process; tests/test_cli.py
+    runs the command line once). Nothing is generated or written: lm-eval generates only after every task loads."""
+    printed = lm_eval_refusal(["arb_ocr"], {"pretrained": str(tiny_vlm_dir), "arb_path": str(arb_hub)})
+    assert printed.startswith("error: arab-mm-tasks preflight: 2 problem(s) found before any model work"), printed
+    assert "ARAB_MM_BERTSCORE_MODEL" in printed and "ARAB_MM_LABSE_MODEL" in printed
+    assert "Traceback" not in printed
