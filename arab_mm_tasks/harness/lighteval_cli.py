@@ -211,6 +211,44 @@ def refuse_few_shot(argv: Sequence[str]) -> None:
                 )
 
 
+# lighteval 0.13's API models whose `loglikelihood` raises NotImplementedError (TGI and inference endpoints have one)
+_NO_LOGLIKELIHOOD = ("litellm", "inference-providers")
+
+
+def refuse_on_endpoints(argv: Sequence[str]) -> None:
+    """Refuse, in one line before anything loads, what lighteval's API models (``endpoint litellm|tgi|
+    inference-endpoint|inference-providers``) cannot do with our tasks: an image or video task (lighteval 0.13
+    builds their messages from the document's text alone, `PromptManager.prepare_prompt_api`, so the model would
+    answer, and be scored, without its images), and a log-likelihood task (ArabCulture) on litellm or inference
+    providers, which raise NotImplementedError mid-run."""
+    if len(argv) < 2 or argv[0] != "endpoint":
+        return
+    from arab_mm_tasks.core.preflight import tasks_of_names
+    from arab_mm_tasks.core.registry import all_specs
+
+    names: list[str] = []
+    for arg in argv[2:]:
+        if arg.endswith(".txt") and Path(arg).is_file():
+            names += Path(arg).read_text(encoding="utf-8").split()
+        elif "|" in arg:
+            names += arg.split(",")
+    tasks = [all_specs()[task] for task in tasks_of_names(names)]
+    with_images = [spec.name for spec in tasks if spec.has_media]
+    if with_images:
+        raise UsageError(
+            f"{', '.join(with_images)}: need images, and lighteval's endpoint models send the text alone; run "
+            "them on the served model with lm-eval's local-chat-completions or lmms-eval's openai model "
+            "(docs/scale-out.md)"
+        )
+    scored_by_likelihood = [spec.name for spec in tasks if spec.output_type != "generate_until"]
+    if scored_by_likelihood and argv[1] in _NO_LOGLIKELIHOOD:
+        raise UsageError(
+            f"{', '.join(scored_by_likelihood)}: log-likelihood tasks, and lighteval's `endpoint {argv[1]}` gives no "
+            "log-likelihoods; run them with lm-eval's local-completions on a server with logprobs, or an "
+            "in-process model (docs/scale-out.md)"
+        )
+
+
 def _leaf_command(argv: Sequence[str]) -> Any:
     """The command that `argv` runs (descending through subcommand groups), or None for a group."""
     import typer
@@ -468,6 +506,7 @@ def run(args: Sequence[str]) -> int:
             options[kind] = {**sources[kind], **options[kind]}
         check_dataset_options(options)
         refuse_few_shot(argv)
+        refuse_on_endpoints(argv)
         custom = given_custom_tasks(argv)
         if (options["paths"] or options["revisions"]) and custom not in (None, MODULE):
             raise UsageError(f"--dataset-path/--dataset-revision apply to {MODULE}, not --custom-tasks {custom}")
