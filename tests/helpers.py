@@ -26,7 +26,9 @@ def console_script(name: str) -> str:
     return found
 
 
-def run_cli(args: list[str], *, env: dict[str, str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+def run_cli(
+    args: list[str], *, env: dict[str, str], cwd: Path, timeout: int = HANG_TIMEOUT
+) -> subprocess.CompletedProcess:
     proc = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise AssertionError(

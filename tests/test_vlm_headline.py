@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import console_script, run_cli
+from helpers import HANG_TIMEOUT, console_script, run_cli
 
 from arab_mm_tasks.core.registry import all_benchmarks
 from metric_plugins.judge.loopback import LoopbackServer
@@ -106,7 +106,7 @@ def test_an_entry_the_model_fails_on_is_one_failed_entry_and_the_others_run(tmp_
              "--limit", "1", "--gen_kwargs", "max_gen_toks=4", "--apply_chat_template",
              "--dataset-path", f"arb={builds['arb']}", "--dataset-path", f"gimmick={builds['gimmick']}",
              "--judge", f"model=judge-model,base_url={judge.url},cache_path={tmp_path / 'judge.sqlite'}"],
-            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600,
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=HANG_TIMEOUT,
         )  # fmt: skip
     summary = proc.stdout[proc.stdout.index("summary:") :]
     assert proc.returncode == 1

@@ -9,7 +9,7 @@ import signal
 import subprocess
 
 import pytest
-from helpers import console_script, run_cli
+from helpers import HANG_TIMEOUT, console_script, run_cli
 
 from arab_mm_tasks.report.runs import read_runs
 
@@ -65,7 +65,7 @@ def test_an_image_entry_killed_midway_reuses_its_responses(tmp_path, tiny_vlm_di
             "--output_path", str(out), "--dataset-path", f"gimmick={gimmick_hub_dir}", "--limit", "8",
             "--gen_kwargs", "max_gen_toks=4"]  # fmt: skip
     env = {**cli_env, "PYTHONPATH": str(site), "KILL_AT_GENERATE": "4"}
-    killed = subprocess.run(args, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    killed = subprocess.run(args, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=HANG_TIMEOUT)
     assert killed.returncode == -signal.SIGKILL
     assert not list(out.rglob("results_*.json"))
 
