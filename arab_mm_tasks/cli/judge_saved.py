@@ -1,8 +1,11 @@
 """Generate, then judge: score the saved generations of a harness run with a judge model.
 
 Judging is the slow, paid step, so it can run apart from generation: on lm-eval's
-``--log_samples`` files (``samples_<task>_<time>.jsonl``, ``--predict_only`` runs included) or
-lighteval's ``--save-details`` files (``details_<task>|<shots>_<time>.parquet``) of a run made
+``--log_samples`` files (``samples_<task>_<time>.jsonl``, ``--predict_only`` runs included),
+lighteval's ``--save-details`` files (``details_<task>|<shots>_<time>.parquet``) or lmms-eval's
+``--log_samples`` files (``<time>_samples_<task>.jsonl``, ``--predict_only`` runs included; lmms-eval
+saves no document, so each sample's ``doc_id`` is read back as its row of the dataset the run read,
+which the results file beside it records: `arab_mm_tasks.report.harness_outputs`) of a run made
 with no judge, a judge that failed, or another judge. Every judged value
 (`arab_mm_tasks.core.scoring`) is sent to the judge
 (cached: a re-run or a resumed run pays nothing twice), the scores are written back into a copy
@@ -18,7 +21,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,11 +38,10 @@ from arab_mm_tasks.core.scoring import (
     score_prediction,
 )
 from arab_mm_tasks.core.spec import TaskSpec
+from arab_mm_tasks.report import harness_outputs
+from arab_mm_tasks.report.harness_outputs import results_beside, samples_file
 from metric_plugins.judge.config import JudgeConfig
 from metric_plugins.judge.run import JudgeSummary
-
-_LM_EVAL = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
-_LIGHTEVAL = re.compile(r"^details_(?P<task>[^|]+)\|\d+_(?P<time>.+)\.parquet$")
 
 
 @dataclass
@@ -49,36 +50,40 @@ class SavedRun:
 
     path: Path
     task: str
-    harness: str  # "lm-eval", "lighteval" or "log" (a benchmark's own generation log)
+    harness: str  # "lm-eval", "lighteval", "lmms-eval" or "log" (a benchmark's own generation log)
     records: list[dict[str, Any]]
     values: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # metric name -> value per record
+    docs: list[dict[str, Any]] | None = None  # lmms-eval: each record's document, read back by its doc_id
 
 
 def find_saved(paths: Iterable[str | Path]) -> list[Path]:
-    """The lm-eval samples files and lighteval details files in `paths` (files or folders, searched deeply),
-    and any other .jsonl file named itself (a benchmark's own generation log, `read_runs`)."""
+    """The lm-eval and lmms-eval samples files and lighteval details files in `paths` (files or folders, searched
+    deeply), and any other .jsonl file named itself (a benchmark's own generation log, `read_runs`)."""
     found: list[Path] = []
     for path in map(Path, paths):
         candidates = sorted(path.rglob("*")) if path.is_dir() else [path]
-        found += [p for p in candidates if _LM_EVAL.match(p.name) or _LIGHTEVAL.match(p.name)]
-        if path.is_file() and path.suffix == ".jsonl" and not _LM_EVAL.match(path.name):
+        found += [p for p in candidates if samples_file(p) is not None]
+        if path.is_file() and path.suffix == ".jsonl" and samples_file(path) is None:
             found.append(path)
     if not found:
-        raise FileNotFoundError(f"no lm-eval samples_*.jsonl or lighteval details_*.parquet under {list(paths)}")
+        raise FileNotFoundError(
+            "no lm-eval samples_*.jsonl, lighteval details_*.parquet or lmms-eval *_samples_*.jsonl "
+            f"under {list(paths)}"
+        )
     return found
 
 
 def read_runs(path: Path, dataset_paths: Mapping[str, str] | None = None) -> list[SavedRun]:
     """One saved harness file, or the runs of a benchmark's own generation log (Pearl's inference logs),
     whose rows are matched to their records in the dataset `dataset_paths` names for the benchmark."""
-    if _LM_EVAL.match(path.name) or _LIGHTEVAL.match(path.name):
+    if samples_file(path) is not None:
         return [read_saved(path)]
     for benchmark in all_benchmarks().values():
         records = functools.partial(_dataset_rows, benchmark, dict(dataset_paths or {}), path)
         logs = benchmark.read_logs(path, records) if benchmark.read_logs else None
         if logs:
             return [_log_run(path, task, rows) for task, rows in logs.items()]
-    raise ValueError(f"{path}: not an lm-eval samples file, a lighteval details file or a known generation log")
+    raise ValueError(f"{path}: not a harness's samples or details file, or a known generation log")
 
 
 def _dataset_rows(benchmark: Benchmark, dataset_paths: Mapping[str, str], log: Path, task: str) -> list[dict] | None:
@@ -111,34 +116,43 @@ def _log_run(path: Path, task: str, rows: list[tuple[dict[str, Any], str]]) -> S
 
 def read_saved(path: Path) -> SavedRun:
     """Read one file; its task must be one of ours with judged metrics."""
-    if match := _LM_EVAL.match(path.name):
-        records = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-        run = SavedRun(path, match["task"], "lm-eval", records)
-        rows = records
-    elif match := _LIGHTEVAL.match(path.name):
+    named = samples_file(path)
+    if named is None:
+        raise ValueError(f"{path}: not an lm-eval or lmms-eval samples file or a lighteval details file")
+    if named.harness == "lighteval":
         import pandas as pd
 
         records = pd.read_parquet(path).to_dict("records")
-        run = SavedRun(path, match["task"], "lighteval", records)
+        run = SavedRun(path, named.task, "lighteval", records)
         rows = [_plain(record["metric"]) for record in records]
         for record, metric in zip(records, rows, strict=True):
             record["metric"] = metric
     else:
-        raise ValueError(f"{path}: not an lm-eval samples file or a lighteval details file")
+        records = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+        run = SavedRun(path, named.task, named.harness, records)
+        rows = records
     spec = all_specs().get(run.task)
     if spec is None or not any(m.judge_prompt for m in spec.generative_metrics):
         raise ValueError(f"{path}: task {run.task!r} has no judged metric")
-    if run.harness == "lm-eval":
+    if run.harness == "lmms-eval":  # lmms-eval saves no document: each is its doc_id's row of the run's dataset
+        try:
+            documents = harness_outputs.with_documents([{"doc_id": row.get("doc_id")} for row in rows], named)
+        except (OSError, ValueError, KeyError) as error:
+            raise ValueError(f"{path}: {error}") from None
+        run.docs = [document["doc"] for document in documents]
+    if run.harness in ("lm-eval", "lmms-eval"):
         _apply_run_options(spec, path)
-    if run.harness == "lm-eval" and all(spec.metric_names()[0] not in row for row in rows):
-        # an lm-eval --predict_only run scored nothing: score its generations here, as the run would have
-        for row in rows:
-            doc = row["doc"]
+    if run.harness in ("lm-eval", "lmms-eval") and all(spec.metric_names()[0] not in row for row in rows):
+        # a --predict_only run scored nothing: score its generations here, as the run would have
+        for index, row in enumerate(rows):
+            doc = run.docs[index] if run.docs is not None else row["doc"]
             # a batched metric (DCScore) needs the images now; a judge's are attached when it is run
             batch_images = any(metric.batch_images for metric in spec.generative_metrics)
             images = saved_doc_images(spec, doc, path) if batch_images else None
             regions, context = sample_regions(spec, doc), judge_context(spec, doc)
-            row.update(score_prediction(spec, row["filtered_resps"][0], row["target"], regions, images, context))
+            answer = row["filtered_resps"]  # lm-eval: a list of one answer; lmms-eval: the answer
+            answer = answer[0] if isinstance(answer, list) else answer
+            row.update(score_prediction(spec, answer, row["target"], regions, images, context))
     for name in spec.metric_names():
         missing = [i for i, row in enumerate(rows) if name not in row]
         if missing:
@@ -155,23 +169,22 @@ def read_saved(path: Path) -> SavedRun:
     return run
 
 
-def _apply_run_options(spec: TaskSpec, samples_file: Path) -> None:
+def _apply_run_options(spec: TaskSpec, samples_path: Path) -> None:
     """The run's own options (its ``--metadata``, e.g. ``jeem_dcscore_language``), from its results file, if there."""
-    stamp = _LM_EVAL.match(samples_file.name)["time"]  # type: ignore[index]
-    results = samples_file.with_name(f"results_{stamp}.json")
+    results = results_beside(samples_file(samples_path))  # type: ignore[arg-type]
     benchmark = all_benchmarks()[spec.benchmark]
-    if benchmark.configure is None or not results.is_file():
+    if benchmark.configure is None or results is None or not results.is_file():
         return
     config = json.loads(results.read_text("utf-8")).get("configs", {}).get(spec.name) or {}
     benchmark.configure(config.get("metadata") or {})
 
 
 def saved_doc_images(spec: TaskSpec, doc: dict[str, Any], path: Path) -> list[Any]:
-    """The images of a saved lm-eval sample's document, rendered again from the run's data source.
+    """The images of a saved lm-eval or lmms-eval sample's document, rendered again from the run's data source.
 
-    lm-eval writes a hash in place of an image's bytes, so the document is looked up by id in the
-    dataset the run read (its ``--metadata`` and ``dataset_kwargs``, from the results file next to
-    the samples file) and rendered as the run rendered it.
+    lm-eval writes a hash in place of an image's bytes (lmms-eval no document at all), so the document
+    is looked up by id in the dataset the run read (its ``--metadata`` / ``dataset_path`` and
+    ``dataset_kwargs``, from the results file next to the samples file) and rendered as the run rendered it.
     """
     docs = _run_documents(spec.name, path)
     key = str(doc.get("id"))
@@ -181,19 +194,14 @@ def saved_doc_images(spec: TaskSpec, doc: dict[str, Any], path: Path) -> list[An
 
 
 @functools.cache
-def _run_documents(task: str, samples_file: Path) -> dict[str, dict[str, Any]]:
-    from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
-
-    stamp = _LM_EVAL.match(samples_file.name)["time"]  # type: ignore[index]
-    results = samples_file.with_name(f"results_{stamp}.json")
-    if not results.is_file():
-        raise ValueError(f"{samples_file}: its judge looks at images and {results.name} (which says where "
-                         "the run's data came from) is not next to it")  # fmt: skip
-    config = json.loads(results.read_text("utf-8"))["configs"][task]
-    kwargs = config["dataset_kwargs"]
-    source = DatasetSource.from_metadata(kwargs["benchmark"], config.get("metadata") or {})
-    split = without_media_decoding(load_split(source, kwargs["config"], kwargs["split"], kwargs["benchmark"]))
-    return {str(row["id"]): row for row in split}
+def _run_documents(task: str, samples_path: Path) -> dict[str, dict[str, Any]]:
+    """The run's documents by record id, media by reference (`harness_outputs.run_documents`)."""
+    results = results_beside(samples_file(samples_path))  # type: ignore[arg-type]
+    try:
+        rows = harness_outputs.run_documents(results, task, media=True)  # type: ignore[arg-type]
+    except ValueError as error:
+        raise ValueError(f"{samples_path}: its judge looks at images and {error}") from None
+    return {str(row["id"]): row for row in rows}
 
 
 def _plain(value: Any) -> Any:
@@ -279,6 +287,8 @@ def _judge_file(
 def _doc_of(run: SavedRun, index: int) -> dict[str, Any]:
     """A saved record's document fields (lighteval keeps the id and breakdown fields in ``specific``)."""
     record = run.records[index]
+    if run.docs is not None:  # lmms-eval
+        return run.docs[index]
     if run.harness in ("lm-eval", "log"):
         return record.get("doc") or {}
     return _plain(record.get("doc", {}).get("specific")) or {}
@@ -294,7 +304,7 @@ def _attach_images(run: SavedRun, spec: Any, images: dict[str, list[Any]], datas
         # as the harnesses load it: a rendered image is a lazy one, holding a reference to its bytes until judged
         split = without_media_decoding(load_split(source, spec.all_config, spec.split, spec.benchmark))
         docs = {str(doc["id"]): doc for doc in split}
-    elif run.harness == "lm-eval":  # its results file says where the run's data came from
+    elif run.harness in ("lm-eval", "lmms-eval"):  # its results file says where the run's data came from
         where, docs = "the dataset the run read", _run_documents(run.task, run.path)
     else:
         raise FileNotFoundError(
@@ -319,12 +329,12 @@ def _sample_id(run: SavedRun, index: int) -> str:
     if run.harness == "log":
         doc = run.records[index]["doc"]
         return f"{run.path.name} line {doc.get('log_line')} (id {doc.get('log_id')})"
-    doc_id = run.records[index].get("doc_id") if run.harness == "lm-eval" else None
+    doc_id = run.records[index].get("doc_id") if run.harness in ("lm-eval", "lmms-eval") else None
     return f"{run.task} doc {doc_id}" if doc_id is not None else f"{run.task} row {index}"
 
 
 def _write(run: SavedRun, target: Path) -> None:
-    if run.harness in ("lm-eval", "log"):
+    if run.harness in ("lm-eval", "lmms-eval", "log"):
         lines = [_dumps(record) for record in run.records]
         target.write_text("\n".join(lines) + "\n", "utf-8")
     else:

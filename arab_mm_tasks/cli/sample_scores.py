@@ -1,13 +1,16 @@
 """Per-sample metric scores of saved harness runs, keyed by record id: ``arab-mm-tasks sample-scores``.
 
-Reads lm-eval ``--log_samples`` files (``samples_<task>_<time>.jsonl``) and lighteval
-``--save-details`` files (``details_<task>|<shots>_<time>.parquet``), or folders holding them. A
+Reads lm-eval ``--log_samples`` files (``samples_<task>_<time>.jsonl``), lighteval
+``--save-details`` files (``details_<task>|<shots>_<time>.parquet``) and lmms-eval ``--log_samples``
+files (``<time>_samples_<task>.jsonl``, whose documents are read back from the run's dataset, see
+`arab_mm_tasks.report.harness_outputs`), or folders holding them. A
 run is ``[MODEL=]PATH``: ``MODEL`` labels its rows (the model whose outputs were scored; default:
 the path as written). One row per (model, record id) with columns ``model``, ``id`` (the record
 id of the dataset, e.g. JEEM's ``jordan-<image_id>``), then one column per metric that has a
 per-sample score (judge criteria, DCScore P/R/F1, ALDi, ROUGE-L, BERTScore, accuracy). Corpus
 metrics (BLEU, CIDEr) have no per-sample score and no column. A sample that was not scored (an
-invalid judge reply, a judge never run on a ``--predict_only`` run) has an empty cell.
+invalid judge reply, a judge never run on a ``--predict_only`` run, a NaN) has an empty cell
+(`harness_outputs.score_of`, the rule every reader of harness outputs follows).
 
 The tasks of one run are merged by record id (JEEM's ALDi comes from ``jeem_caption_<dialect>``,
 its judge from ``jeem_caption_<dialect>_eval350``); the same metric with two different scores
@@ -23,15 +26,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arab_mm_tasks.core.registry import all_families, all_specs, get_spec
+from arab_mm_tasks.core.registry import all_families, get_spec
 from arab_mm_tasks.core.spec import TaskSpec
+from arab_mm_tasks.report import harness_outputs
 from arab_mm_tasks.report.escape import csv_cell
 
 _RUN_FILE = re.compile(r"^(samples_.+\.jsonl|details_.+\|\d+_.+\.parquet)$")
@@ -45,7 +48,7 @@ class ScoresInputError(ValueError):
 def is_run(arg: str) -> bool:
     """Whether a command-line path names harness output: a folder, a samples file or a details file."""
     path = Path(split_run(arg)[1])
-    return path.is_dir() or bool(_RUN_FILE.match(path.name))
+    return path.is_dir() or bool(_RUN_FILE.match(path.name)) or harness_outputs.samples_file(path) is not None
 
 
 def split_run(arg: str) -> tuple[str, str]:
@@ -73,11 +76,8 @@ def task_names(names: Iterable[str]) -> set[str]:
 
 def spec_of(task: str) -> TaskSpec:
     """The spec of a saved task name: a variant, an alias, lighteval's ``NAME:subset`` or lm-eval's subset task."""
-    subset_of = {spec.subset_task(s): spec for spec in all_specs().values() for s in spec.subsets}
-    if task in subset_of:
-        return subset_of[task]
     try:
-        return get_spec(task.partition(":")[0])
+        return harness_outputs.spec_of(task)
     except KeyError:
         raise ScoresInputError(f"saved task {task!r} is not an arab-mm-tasks task") from None
 
@@ -87,17 +87,6 @@ def per_sample_metrics(spec: TaskSpec) -> list[str]:
     if not spec.generative_metrics:
         return list(spec.metrics)
     return [metric.name for metric in spec.generative_metrics if not metric.corpus]
-
-
-def _score(value: Any) -> tuple[float | None, bool]:
-    """(score, pending): a number, or a generative value ``{"score": ...}``; pending = never scored."""
-    if isinstance(value, dict):
-        pending = ("judge" in value and "judge_status" not in value) or (
-            "batch" in value and "batch_scored" not in value
-        )
-        score = value.get("score")
-        return (None if score is None or math.isnan(float(score)) else float(score)), pending
-    return (None if value is None else float(value)), False
 
 
 @dataclass
@@ -111,7 +100,8 @@ class SampleScores:
     sources: dict[tuple[Key, str], str] = field(default_factory=dict)  # (row, metric) -> task its score came from
 
     def add(self, key: Key, task: str, where: str, metric: str, value: Any) -> None:
-        score, pending = _score(value)
+        read = harness_outputs.score_of(value)
+        score, pending = read.value, read.pending
         row = self.rows.setdefault(key, {"model": key[0], "id": key[1]})
         self.origins.setdefault(key, where)
         if metric not in self.columns:
@@ -137,18 +127,13 @@ class SampleScores:
 
 def read_runs(runs: Sequence[str], tasks: Iterable[str] | None = None) -> SampleScores:
     """Every per-sample score of the runs (``[MODEL=]PATH``), restricted to `tasks` (names or families) if given."""
-    from metric_plugins.breakdowns import read_samples
-
     wanted = task_names(tasks) if tasks else None
     scores = SampleScores()
     for run in runs:
         label, path = split_run(run)
         if not Path(path).exists():
             raise ScoresInputError(f"{path}: no such file or folder")
-        try:
-            samples = list(read_samples([path]))
-        except FileNotFoundError as error:
-            raise ScoresInputError(str(error)) from None
+        samples = _samples(Path(path))
         kept = 0
         for task, sample in samples:
             spec = spec_of(task)
@@ -166,6 +151,29 @@ def read_runs(runs: Sequence[str], tasks: Iterable[str] | None = None) -> Sample
         if not kept:
             raise ScoresInputError(f"{path}: no samples of the tasks asked for" if wanted else f"{path}: no samples")
     return scores
+
+
+def _samples(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(task as saved, sample) of a samples file or a folder: lm-eval and lighteval files as `read_samples` reads
+    them, lmms-eval files with their documents read back (`harness_outputs.with_documents`)."""
+    from arab_mm_tasks.report.runs import UnreadableFile, read_sample_file
+    from metric_plugins.breakdowns import read_samples
+
+    files = harness_outputs.samples_files(path) if path.is_dir() else [path]
+    lmms = [named for named in map(harness_outputs.samples_file, files) if named and named.harness == "lmms-eval"]
+    samples: list[tuple[str, dict[str, Any]]] = []
+    if not lmms or len(lmms) < len(files):
+        try:
+            samples = list(read_samples([path]))
+        except FileNotFoundError as error:
+            if not lmms:
+                raise ScoresInputError(str(error)) from None
+    for named in lmms:
+        try:
+            samples += [(named.task, sample) for sample in read_sample_file(named.path)]
+        except UnreadableFile as error:
+            raise ScoresInputError(str(error)) from None
+    return samples
 
 
 def write(scores: SampleScores, out: Path | None) -> str:
@@ -190,7 +198,7 @@ def add_parser(sub: Any) -> None:
 
     s = sub.add_parser(
         "sample-scores",
-        help="per-sample metric scores of saved runs (lm-eval samples / lighteval details), one row per record",
+        help="per-sample metric scores of saved runs (lm-eval/lmms-eval samples, lighteval details), a row per record",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -4,7 +4,8 @@ The interval is the percentile bootstrap over the group's items (1,000 resamples
 that a report is reproducible, and drawn over the items in a canonical order (sorted by record id,
 `item_key`), so the same items give the same interval whether lm-eval or lighteval logged them, in
 whatever order. An item whose score is missing (a judgement not made, a NaN from a
-scorer) is counted as unscored and left out of the mean, as the harnesses do.
+scorer) is counted as unscored and left out of the mean, as the harnesses do (the one rule of
+`arab_mm_tasks.report.harness_outputs.score_of`).
 
 >>> samples = [("t", {"doc": {"country": "Egypt"}, "acc": v}) for v in (1.0, 0.0, 1.0, 1.0)]
 >>> (egypt,) = group_scores(samples, "acc", lambda task, doc: [doc["country"]], scale=100)
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from metric_plugins.breakdowns import sample_score
+from arab_mm_tasks.report.harness_outputs import item_score
 
 BOOTSTRAP_RESAMPLES = 1000
 CONFIDENCE = 0.95
@@ -62,14 +63,6 @@ def bootstrap_interval(values: Sequence[float], seed: int = 0) -> tuple[float, f
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail])
     return float(low), float(high)
-
-
-def item_score(sample: Mapping[str, Any], metric: str) -> float | None:
-    """A sample's score of `metric` (None: absent, unscored or NaN)."""
-    if metric not in sample:
-        return None
-    score = sample_score(sample[metric])
-    return None if score is None or math.isnan(score) else score
 
 
 def item_key(task: str, sample: Mapping[str, Any]) -> str:

@@ -1,35 +1,36 @@
 """Harness outputs read back as one `ModelRun` per model: aggregated results and per-item samples.
 
-lm-eval writes ``<output_path>/<model>/results_<ts>.json`` and, with ``--log_samples``, one
-``samples_<task>_<ts>.jsonl`` per leaf task beside it. lighteval writes
-``<output_dir>/results/<model>/results_<ts>.json`` and, with ``--save-details``,
-``<output_dir>/details/<model>/<ts>/details_<task>|<shots>_<ts>.parquet``. A model's several results
-files (one `arab-mm-tasks evaluate` entry each, or several runs) are merged, a later file winning for a
-task both hold. Task names are the package's: lighteval's ``|0`` is dropped and an alias (lm-eval's
-``arabculture_mcq``) is read as its task.
+Which file is what, and how a sample's score is read, is `arab_mm_tasks.report.harness_outputs` (lm-eval,
+lighteval and lmms-eval). A model's several results files (one `arab-mm-tasks evaluate` entry each,
+several runs, or several cluster jobs' folders given together: ``report runs/job1 runs/job2``) are
+merged into one run per (harness, model). **Two files holding the same task:** the later timestamp in
+the file names wins (results, item count and samples of that task, as a whole; equal timestamps: the
+later path in sort order), and `ModelRun.replaced` keeps which file's task was set aside. Task names are
+the package's: lighteval's ``|0`` is dropped and an alias (lm-eval's ``arabculture_mcq``) is read as its task.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Any, Literal
+from typing import Any
 
 from pyarrow import ArrowException
 
-from arab_mm_tasks.core.registry import all_specs, get_spec
+from arab_mm_tasks.core.registry import all_specs
+from arab_mm_tasks.report import harness_outputs
+from arab_mm_tasks.report.harness_outputs import Harness, harness_of, stamp, stamp_order
+from arab_mm_tasks.report.harness_outputs import task_name as canonical_task
 from metric_plugins.breakdowns import read_samples
 
-Harness = Literal["lm-eval", "lighteval"]
-_TIMESTAMP = re.compile(r"results_(?P<ts>.+)\.json$")
+__all__ = ["ModelRun", "RunError", "UnreadableFile", "canonical_task", "model_name", "read_runs"]
 
 
 class RunError(ValueError):
-    """A run folder or file that cannot be read as lm-eval or lighteval output; the message names it."""
+    """A run folder or file that cannot be read as lm-eval, lighteval or lmms-eval output; the message names it."""
 
 
 class UnreadableFile(RunError):
@@ -53,6 +54,8 @@ class ModelRun:
     files_of_source: dict[Path, dict[str, Path]] = field(default_factory=dict)  # results file -> leaf as named -> file
     label: str = ""  # how tables name the run: the model, with the harness when two runs share a model
     not_read: dict[Path, str] = field(default_factory=dict)  # sample files that could not be read -> why
+    replaced: dict[str, Path] = field(default_factory=dict)  # task -> the earlier results file a later one overrode
+    files_read: dict[Path, set[str]] = field(default_factory=dict, repr=False)  # results file -> its tasks
     _samples: dict[Path, list[dict[str, Any]]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -127,8 +130,9 @@ def _is_local_path(text: str) -> bool:
 
 
 def read_sample_file(file: Path) -> list[dict[str, Any]]:
-    """The samples of an lm-eval ``samples_*.jsonl`` or lighteval ``details_*.parquet`` file, each an object;
-    `UnreadableFile` (one line naming the file and line) for a file cut mid-line, not UTF-8 or not the layout."""
+    """The samples of an lm-eval or lmms-eval samples file or a lighteval details file, each an object in one
+    shape (`harness_outputs`); `UnreadableFile` (one line naming the file and line) for a file cut mid-line,
+    not UTF-8, not the layout, or (lmms-eval) whose documents cannot be read back from the run's dataset."""
     if file.suffix == ".parquet":
         try:
             samples = [sample for _, sample in read_samples([file])]
@@ -136,6 +140,12 @@ def read_sample_file(file: Path) -> list[dict[str, Any]]:
             raise UnreadableFile(file, f"not a readable lighteval details file ({_short(error)})") from None
     else:
         samples = _jsonl_samples(file)
+        named = harness_outputs.samples_file(file)
+        if named is not None and named.harness == "lmms-eval":
+            try:
+                samples = harness_outputs.with_documents(samples, named)
+            except Exception as error:  # a source moved, gone or unbuildable: this file is not read, said why
+                raise UnreadableFile(file, f"its documents could not be read back ({_short(error)})") from None
     for number, sample in enumerate(samples, 1):
         if not isinstance(sample.get("doc", {}), dict):
             raise UnreadableFile(file, f"sample {number}: 'doc' is not an object")
@@ -171,15 +181,6 @@ def _short(error: BaseException) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def canonical_task(name: str) -> str:
-    """Our spec name for a task as a harness reported it (``arabculture_mcq|0`` -> ``arabculture_mcq_en_none``)."""
-    name = name.split("|", 1)[0]
-    base, colon, subset = name.partition(":")
-    with contextlib.suppress(KeyError):  # a family, a per-subset task or another package's task: kept as reported
-        base = get_spec(base).name
-    return f"{base}{colon}{subset}"
-
-
 def read_runs(paths: Iterable[str | Path], not_read: dict[Path, str] | None = None) -> list[ModelRun]:
     """Every model run under `paths` (folders searched recursively, or results files), in the order found.
 
@@ -187,9 +188,11 @@ def read_runs(paths: Iterable[str | Path], not_read: dict[Path, str] | None = No
     (file -> why) and the other files are read; a `RunError` when no results file at all could be read."""
     runs: dict[tuple[Harness, str], ModelRun] = {}
     paths = list(paths)
-    files = sorted(_results_files(paths), key=lambda f: (_timestamp(f), str(f)))
+    files = sorted(_results_files(paths), key=lambda f: (stamp_order(stamp(f)), str(f)))
     if not files:
-        raise RunError(f"no lm-eval or lighteval results_*.json under {', '.join(map(str, paths))}")
+        raise RunError(
+            f"no lm-eval or lighteval results_*.json or lmms-eval *_results.json under {', '.join(map(str, paths))}"
+        )
     for file in files:
         try:
             harness, model, data = read_results_file(file)
@@ -200,7 +203,8 @@ def read_runs(paths: Iterable[str | Path], not_read: dict[Path, str] | None = No
             continue
         run = runs.setdefault((harness, model), ModelRun(model, harness))
         run.sources.append(file)
-        for task, metrics in lm_eval_metrics(data) if harness == "lm-eval" else _lighteval_metrics(data):
+        for task, metrics in _lighteval_metrics(data) if harness == "lighteval" else lm_eval_metrics(data):
+            _note_replaced(run, canonical_task(task), file)
             run.results[canonical_task(task)] = metrics
         for task, counts in (data.get("n-samples") or {}).items():
             if isinstance(counts, dict) and isinstance(counts.get("effective"), int):
@@ -234,27 +238,34 @@ def read_results_file(file: Path) -> tuple[Harness, str, dict[str, Any]]:
     return harness, model, data
 
 
+def _note_replaced(run: ModelRun, task: str, file: Path) -> None:
+    """Keep which earlier results file held `task` when a later one (another job's) gives it again."""
+    earlier = [source for source in run.sources[:-1] if task in run.files_read.get(source, ())]
+    if earlier:
+        run.replaced[task] = earlier[-1]
+    run.files_read.setdefault(file, set()).add(task)
+
+
 def _results_files(paths: Iterable[str | Path]) -> Iterator[Path]:
     for path in map(Path, paths):
         if not path.exists():
             raise RunError(f"{path}: no such file or folder")
-        yield from sorted(path.rglob("results_*.json")) if path.is_dir() else [path]
-
-
-def _timestamp(file: Path) -> str:
-    match = _TIMESTAMP.search(file.name)
-    return match.group("ts") if match else ""
+        yield from harness_outputs.results_files(path) if path.is_dir() else [path]
 
 
 def _identify(file: Path, data: dict[str, Any]) -> tuple[Harness, str]:
-    if isinstance(general := data.get("config_general"), dict):
-        return "lighteval", str(general.get("model_name") or file.parent.name)
-    if "results" in data and isinstance(config := data.get("config"), dict):
+    harness = harness_of(data)
+    if harness == "lighteval":
+        return harness, str(data["config_general"].get("model_name") or file.parent.name)
+    if harness is not None:  # lm-eval and lmms-eval: the same layout; lmms-eval names the model `model_name`
+        config = data["config"]
         args = config.get("model_args")
         pretrained = args.get("pretrained") if isinstance(args, dict) else _pretrained(args)
         name = data.get("model_name") or pretrained or config.get("model") or file.parent.name
-        return "lm-eval", str(name)
-    raise UnreadableFile(file, "neither lm-eval's nor lighteval's results layout (no 'config' / 'config_general')")
+        return harness, str(name)
+    raise UnreadableFile(
+        file, "neither lm-eval's nor lighteval's results layout, nor lmms-eval's (no 'config' / 'config_general')"
+    )
 
 
 def _pretrained(model_args: Any) -> str | None:
@@ -269,7 +280,7 @@ def _pretrained(model_args: Any) -> str | None:
 
 
 def lm_eval_metrics(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, float]]]:
-    """(task as run, metric -> value) of an lm-eval results file."""
+    """(task as run, metric -> value) of an lm-eval (or lmms-eval: the same keys) results file."""
     for task, metrics in data.get("results", {}).items():
         yield task, dict(_metrics(metrics, "lm-eval"))
 
@@ -280,11 +291,14 @@ def _lighteval_metrics(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, fl
             yield task, dict(_metrics(metrics, "lighteval"))
 
 
+_STDERR = re.compile(r"_stderr(_clt|_clustered)?$")  # lmms-eval adds clustered standard errors
+
+
 def _metrics(metrics: dict[str, Any], harness: Harness) -> Iterator[tuple[str, float]]:
     """Metric name -> value, without stderr entries and lm-eval's ``,<filter>`` suffix."""
     for key, value in metrics.items():
         name, _, _filter = key.partition(",")
-        if name.endswith("_stderr") or isinstance(value, (str, dict, list)) or value is None:
+        if _STDERR.search(name) or isinstance(value, (str, dict, list)) or value is None:
             continue  # lm-eval's "alias", "name", "sample_count" entries; "N/A" stderrs
         if harness == "lm-eval" and not _filter:
             continue  # "sample_len" and other bookkeeping
@@ -292,7 +306,11 @@ def _metrics(metrics: dict[str, Any], harness: Harness) -> Iterator[tuple[str, f
 
 
 def _sample_files(results_file: Path, harness: Harness) -> Iterator[tuple[str, Path]]:
-    ts = _timestamp(results_file)
+    ts = stamp(results_file)
+    if harness == "lmms-eval":  # <ts>_samples_<task>.jsonl beside <ts>_results.json
+        for file in results_file.parent.glob(f"{ts}_samples_*.jsonl"):
+            yield file.name.removeprefix(f"{ts}_samples_").removesuffix(".jsonl"), file
+        return
     if harness == "lm-eval":
         for file in results_file.parent.glob(f"samples_*_{ts}.jsonl"):
             yield file.name.removeprefix("samples_").removesuffix(f"_{ts}.jsonl"), file
