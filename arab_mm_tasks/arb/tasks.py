@@ -46,6 +46,8 @@ from arab_mm_tasks.core.spec import (
     RecordError,
     Request,
     TaskSpec,
+    generative_spec,
+    required_field,
 )
 from metric_plugins.judge.prompts.arb import STEP_ATTRIBUTES
 
@@ -57,10 +59,7 @@ def _record(doc: Mapping[str, Any]) -> str:
 
 
 def _field(doc: Mapping[str, Any], name: str) -> Any:
-    value = doc.get(name)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise RecordError(f"{_record(doc)}: field {name!r} is missing or empty")
-    return value
+    return required_field(doc, name, _record(doc))
 
 
 def _domain(doc: Mapping[str, Any]) -> str:
@@ -181,15 +180,12 @@ METRICS: tuple[GenerativeMetric, ...] = (
 
 
 def _spec(name: str, config: str, description: str) -> TaskSpec:
-    return TaskSpec(
-        name=name,
-        benchmark="arb",
-        description=description,
-        render=render,
-        subsets=(),
-        groups={},
-        all_config=config,
-        output_type="generate_until",
+    return generative_spec(
+        name,
+        "arb",
+        config,
+        description,
+        render,
         modality="image",
         generation=GENERATION,
         generative_metrics=METRICS,

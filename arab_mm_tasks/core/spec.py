@@ -283,6 +283,29 @@ class TaskSpec:
         return [s for s in self.subsets if s.group == group]
 
 
+def generative_spec(
+    name: str,
+    benchmark: str,
+    config: str,
+    description: str,
+    render: Callable[[Mapping[str, Any]], Request],
+    **fields: Any,
+) -> TaskSpec:
+    """A generative task over one whole config, with no per-config subsets or groups: every task of GIMMICK,
+    Pearl, JEEM and ARB. `fields` are the rest of its `TaskSpec` (modality, generation, metrics, target...)."""
+    return TaskSpec(
+        name=name,
+        benchmark=benchmark,
+        description=description,
+        render=render,
+        subsets=(),
+        groups={},
+        all_config=config,
+        output_type="generate_until",
+        **fields,
+    )
+
+
 def recent_renderer(spec: TaskSpec, keep: int = 4) -> Callable[[dict], Request]:
     """`spec.render` keeping the last `keep` requests by document id: a harness asks for a document's text and
     then its images one after the other, so its media are decoded once per document."""

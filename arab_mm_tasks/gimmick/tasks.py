@@ -50,6 +50,8 @@ from arab_mm_tasks.core.spec import (
     RecordError,
     Request,
     TaskSpec,
+    generative_spec,
+    required_field,
 )
 from arab_mm_tasks.gimmick.vocabulary import REGION_CODES
 from metric_plugins.relaxed_accuracy import normalized_relaxed_match, relaxed_match, symmetric_relaxed_match
@@ -69,10 +71,7 @@ OPTION_LETTERS = ("A", "B", "C", "D")
 
 
 def _field(doc: Mapping[str, Any], name: str) -> Any:
-    value = doc.get(name)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise RecordError(f"{_record(doc)}: field {name!r} is missing or empty")
-    return value
+    return required_field(doc, name, _record(doc))
 
 
 def _record(doc: Mapping[str, Any]) -> str:
@@ -255,16 +254,13 @@ def _spec(
     name: str, config: str, description: str, render: Callable[[Mapping[str, Any]], Request], *, modality: str, **kw
 ) -> TaskSpec:
     render.__name__ = f"render_{name}"
-    return TaskSpec(
-        name=name,
-        benchmark="gimmick",
-        description=description,
-        render=render,
-        subsets=(),
-        groups={},
-        all_config=config,
-        output_type="generate_until",
-        modality=modality,  # type: ignore[arg-type]
+    return generative_spec(
+        name,
+        "gimmick",
+        config,
+        description,
+        render,
+        modality=modality,
         generation=GENERATION,
         region_key="region_codes",
         regions=REGION_CODES,

@@ -46,6 +46,7 @@ from arab_mm_tasks.core.spec import (
     GenerativeMetric,
     Request,
     TaskSpec,
+    generative_spec,
     required_field,
 )
 from arab_mm_tasks.jeem.prompts import PROMPT_VERSION, caption_instruction, vqa_instruction
@@ -182,9 +183,9 @@ def caption_metrics(variety: Variety) -> tuple[GenerativeMetric, ...]:
 def _spec(name: str, config: str, description: str, render: Callable[..., Request], **kw: Any) -> TaskSpec:
     """A generative image task on one config, scored against `reference`."""
     render.__name__ = f"render_{name}"
-    shared = {"output_type": "generate_until", "modality": "image", "target": reference, "version": PROMPT_VERSION}
+    shared = {"modality": "image", "target": reference, "version": PROMPT_VERSION}
     keys = ("country", "image_origin_country", "is_shared_pool")
-    return TaskSpec(name, "jeem", description, render, (), {}, all_config=config, breakdown_keys=keys, **shared, **kw)
+    return generative_spec(name, "jeem", config, description, render, breakdown_keys=keys, **shared, **kw)
 
 
 def _caption(variety: Variety) -> TaskSpec:

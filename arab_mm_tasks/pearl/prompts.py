@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from arab_mm_tasks.core.spec import IMAGE_PLACEHOLDER, RecordError
+from arab_mm_tasks.core.spec import IMAGE_PLACEHOLDER, RecordError, required_field
 from arab_mm_tasks.pearl.answers import LETTERED, TRUE_FALSE, parse_true_false
 
 MCQ_INSTRUCTION = (
@@ -76,10 +76,7 @@ def record_name(doc: Mapping[str, Any]) -> str:
 
 
 def field(doc: Mapping[str, Any], name: str) -> Any:
-    value = doc.get(name)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise RecordError(f"{record_name(doc)}: field {name!r} is missing or empty")
-    return value
+    return required_field(doc, name, record_name(doc))
 
 
 def choice_letters(choices: list[str]) -> list[str]:

@@ -39,7 +39,15 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from arab_mm_tasks.core.media import load_image, load_images
-from arab_mm_tasks.core.spec import Family, Generation, GenerativeMetric, RecordError, Request, TaskSpec
+from arab_mm_tasks.core.spec import (
+    Family,
+    Generation,
+    GenerativeMetric,
+    RecordError,
+    Request,
+    TaskSpec,
+    generative_spec,
+)
 from arab_mm_tasks.pearl import answers, prompts
 from metric_plugins.judge.prompts.pearl import OVERALL_WEIGHTS, RUBRIC
 
@@ -173,15 +181,12 @@ def _spec(
     target: Callable[[Mapping[str, Any]], str],
     metrics: tuple[GenerativeMetric, ...],
 ) -> TaskSpec:
-    return TaskSpec(
-        name=name,
-        benchmark="pearl",
-        description=description,
-        render=render,
-        subsets=(),
-        groups={},
-        all_config=name,  # one config per task: the builder splits each release by question kind
-        output_type="generate_until",
+    return generative_spec(
+        name,
+        "pearl",
+        name,  # one config per task: the builder splits each release by question kind
+        description,
+        render,
         modality="image",
         generation=GENERATION,
         target=target,
