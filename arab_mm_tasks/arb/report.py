@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from arab_mm_tasks.arb.domains import DOMAIN_KEYS, DOMAINS
 from arab_mm_tasks.arb.tasks import attribute_key
-from arab_mm_tasks.core.reporting import Breakdown, Column, Report, ResultsTable, document_field
+from arab_mm_tasks.core.reporting import Column, Report, ResultsTable, breakdowns, columns, document_field
 from metric_plugins.judge.prompts.arb import STEP_ATTRIBUTES
 
 _DOMAIN = document_field("domain")
@@ -18,26 +18,29 @@ REPORT = Report(
             "arb_table3",
             "ARB: final answer and reasoning steps (%)",
             "Table 3 (arb.txt L187-192)",
-            (
-                Column("Final Answer", "final_answer", "arb"),
-                Column("Reasoning Steps", "reasoning_steps", "arb"),
-                Column("Final Answer (judge-free matcher, not the paper's)", "answer_match", "arb"),
+            columns(
+                "arb",
+                (
+                    ("Final Answer", "final_answer"),
+                    ("Reasoning Steps", "reasoning_steps"),
+                    ("Final Answer (judge-free matcher, not the paper's)", "answer_match"),
+                ),
             ),
         ),
         ResultsTable(
             "arb_table4",
             "ARB: lexical and semantic similarity of the reasoning chain",
             "Table 4 (arb.txt L196-208)",
-            tuple(
-                Column(label, metric, "arb")
-                for label, metric in (
+            columns(
+                "arb",
+                (
                     ("BLEU", "bleu"),
                     ("ROUGE-1", "rouge1"),
                     ("ROUGE-2", "rouge2"),
                     ("ROUGE-L", "rougeL"),
                     ("BERTScore", "bertscore"),
                     ("LaBSE", "labse"),
-                )
+                ),
             ),
         ),
         ResultsTable(
@@ -50,24 +53,13 @@ REPORT = Report(
             per_model=True,
         ),
     ),
-    breakdowns=(
-        Breakdown(
-            "arb_final_answer_by_domain",
-            "ARB final answer (%) by domain",
-            "Figures 13-14",
-            _POOLS,
-            "final_answer",
-            _DOMAIN,
-            "domain",
-        ),
-        Breakdown(
-            "arb_steps_by_domain",
-            "ARB reasoning steps (%) by domain",
-            "Figures 13-16",
-            _POOLS,
-            "reasoning_steps",
-            _DOMAIN,
-            "domain",
+    breakdowns=breakdowns(
+        _POOLS,
+        _DOMAIN,
+        "domain",
+        (
+            ("arb_final_answer_by_domain", "ARB final answer (%) by domain", "Figures 13-14", "final_answer"),
+            ("arb_steps_by_domain", "ARB reasoning steps (%) by domain", "Figures 13-16", "reasoning_steps"),
         ),
     ),
 )

@@ -16,7 +16,7 @@ Metric names are as the harnesses report them (lm-eval without the ``,none`` fil
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,24 @@ class Breakdown:
     # a second grouping shown as columns within each model (ArabCulture's CS / ¬CS, Tables 4-7): a column per
     # model and split value, ``org/model · CS``
     split_of: Callable[[str, Mapping[str, Any]], Sequence[Any]] | None = None
+
+
+def columns(task: str | None, pairs: Iterable[tuple[str, str]]) -> tuple[Column, ...]:
+    """A column per (label, metric), all of `task`: a paper table's block of metrics of one task."""
+    return tuple(Column(label, metric, task) for label, metric in pairs)
+
+
+def breakdowns(
+    tasks: Pools,
+    group_of: Callable[[str, Mapping[str, Any]], Sequence[Any]],
+    group_label: str,
+    figures: Iterable[tuple[str, str, str, str]],
+) -> tuple[Breakdown, ...]:
+    """A `Breakdown` per (key, title, source, metric), all of the same task pools and grouping: a paper's figures
+    of several metrics by one field (ARB's answer and steps by domain, Pearl's Overall and CAS by country)."""
+    return tuple(
+        Breakdown(key, title, source, tasks, metric, group_of, group_label) for key, title, source, metric in figures
+    )
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arab_mm_tasks.core.reporting import Breakdown, Column, Report, ResultsTable, ScorecardColumn, document_field
+from arab_mm_tasks.core.reporting import (
+    Breakdown,
+    Column,
+    Report,
+    ResultsTable,
+    ScorecardColumn,
+    columns,
+    document_field,
+)
 from arab_mm_tasks.jeem.tasks import EVAL_SUBSET
 from arab_mm_tasks.jeem.vocabulary import DIALECTS, VARIETIES, VARIETY
 
@@ -38,7 +46,7 @@ REPORT = Report(
                 Column("C", "cider"),
                 Column("R", "rougeL"),
                 Column("BSc", "bertscore"),
-                *(Column(f"J-{label}", metric, _EVAL) for label, metric in CRITERIA),
+                *columns(_EVAL, ((f"J-{label}", metric) for label, metric in CRITERIA)),
                 *(
                     Column(f"DC-{label}", f"dcscore_{m}", _EVAL)
                     for label, m in (("P", "precision"), ("R", "recall"), ("F1", "f1"))
@@ -51,7 +59,7 @@ REPORT = Report(
             "jeem_table4_vqa",
             "JEEM VQA: judge scores (1-5)",
             "Table 4 (jeem.txt L212-228)",
-            tuple(Column(label, metric) for label, metric in CRITERIA),
+            columns(None, CRITERIA),
             rows=tuple((d.code, f"jeem_vqa_{d.key}") for d in DIALECTS),
         ),
     ),

@@ -7,7 +7,16 @@ open question type (Figure E.4) as heatmaps; the report draws the same, with the
 
 from __future__ import annotations
 
-from arab_mm_tasks.core.reporting import Breakdown, Column, Report, ResultsTable, ScorecardColumn, document_field
+from arab_mm_tasks.core.reporting import (
+    Breakdown,
+    Column,
+    Report,
+    ResultsTable,
+    ScorecardColumn,
+    breakdowns,
+    columns,
+    document_field,
+)
 
 RUBRIC = (("COR", "correctness"), ("COH", "coherence"), ("DET", "detail"), ("FLU", "fluency"), ("OVR", "overall"))
 
@@ -17,15 +26,13 @@ def _pearl_table(prefix: str, key: str, title: str, source: str) -> ResultsTable
         key,
         title,
         source,
-        (
-            Column("ACC", "acc", f"{prefix}_closed"),
-            *(Column(label, metric, f"{prefix}_open") for label, metric in RUBRIC),
-            Column("CAS", "cas", f"{prefix}_open"),
-        ),
+        (Column("ACC", "acc", f"{prefix}_closed"), *columns(f"{prefix}_open", (*RUBRIC, ("CAS", "cas")))),
     )
 
 
 _COUNTRY = document_field("country")
+_CLOSED = (("pearl_closed",), ("pearl_lite_closed",))  # Pearl, else Pearl-Lite (whose items are Pearl's)
+_OPEN = (("pearl_open",), ("pearl_lite_open",))
 
 REPORT = Report(
     tables=(
@@ -64,38 +71,26 @@ REPORT = Report(
         ),
     ),
     breakdowns=(
-        Breakdown(
-            "pearl_acc_by_country",
-            "Pearl closed-form ACC (%) by country",
-            "Figure E.1 (L873)",
-            (("pearl_closed",), ("pearl_lite_closed",)),
-            "acc",
+        *breakdowns(
+            _CLOSED,
             _COUNTRY,
             "country",
+            (("pearl_acc_by_country", "Pearl closed-form ACC (%) by country", "Figure E.1 (L873)", "acc"),),
         ),
-        Breakdown(
-            "pearl_overall_by_country",
-            "Pearl open-ended Overall by country",
-            "Figure E.2 (L877)",
-            (("pearl_open",), ("pearl_lite_open",)),
-            "overall",
+        *breakdowns(
+            _OPEN,
             _COUNTRY,
             "country",
-        ),
-        Breakdown(
-            "pearl_cas_by_country",
-            "Pearl CAS (%) by country",
-            "Figure E.3 (L880)",
-            (("pearl_open",), ("pearl_lite_open",)),
-            "cas",
-            _COUNTRY,
-            "country",
+            (
+                ("pearl_overall_by_country", "Pearl open-ended Overall by country", "Figure E.2 (L877)", "overall"),
+                ("pearl_cas_by_country", "Pearl CAS (%) by country", "Figure E.3 (L880)", "cas"),
+            ),
         ),
         Breakdown(
             "pearl_overall_by_type",
             "Pearl open-ended Overall by question type",
             "Figure E.4 (L405, L870)",
-            (("pearl_open",), ("pearl_lite_open",)),
+            _OPEN,
             "overall",
             document_field("question_type"),
             "question type",
@@ -104,7 +99,7 @@ REPORT = Report(
             "pearl_acc_by_domain",
             "Pearl closed-form ACC (%) by domain",
             "not reported in the paper",
-            (("pearl_closed",), ("pearl_lite_closed",)),
+            _CLOSED,
             "acc",
             document_field("category"),
             "domain",
@@ -112,7 +107,7 @@ REPORT = Report(
     ),
     scorecard=ScorecardColumn(
         "Pearl",
-        (("pearl_closed",), ("pearl_lite_closed",)),
+        _CLOSED,
         "acc",
         _COUNTRY,
         note="closed-form ACC (%) by the LVLM judge: the country's MCQ and True/False items",
