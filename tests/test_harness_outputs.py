@@ -136,6 +136,23 @@ def test_report_and_sample_scores_commands_on_an_lmms_eval_run(gimmick_hub_dir, 
     assert {row["relaxed_acc"] for row in rows} == {"0.0"}
 
 
+def test_submit_stages_an_lmms_eval_run_as_lighteval_details(gimmick_hub_dir, tmp_path, capsys):
+    import pandas as pd
+
+    folder = lmms_run(tmp_path, "civqa", gimmick=gimmick_hub_dir)
+    staged = tmp_path / "staged"
+    assert main(["submit", str(folder), "--org", "me", "--dry-run", str(staged)]) == 0
+    repo = staged / "me" / "details_tiny-vlm_private"
+    results = json.loads((repo / "results_20261126_120110.json").read_text("utf-8"))  # lmms-eval's run date
+    assert results["config_general"]["harness"] == "lmms-eval"
+    assert results["results"][f"{CIVQA}|0"]["relaxed_acc"] == 0.0
+    details = pd.read_parquet(repo / "20261126_120110" / f"details_{CIVQA}|0_20261126_120110.parquet")
+    ids = [row["id"] for row in split_rows("gimmick", gimmick_hub_dir, CIVQA)[:3]]
+    assert [json.loads(doc)["specific"]["id"] for doc in details["doc"]] == ids
+    metrics = [json.loads(metric) for metric in details["metric"]]  # metrics only: no token counts, no prompt
+    assert all(set(metric) == set(all_specs()[CIVQA].metric_names()) for metric in metrics)
+
+
 def test_lmms_eval_samples_whose_dataset_is_gone_are_one_line_not_a_traceback(tmp_path, capsys):
     folder = lmms_run(tmp_path, "civqa", gimmick=tmp_path / "moved")
     (samples,) = folder.rglob("*_samples_*.jsonl")

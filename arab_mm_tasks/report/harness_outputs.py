@@ -109,6 +109,14 @@ def harness_of(data: Mapping[str, Any]) -> Harness | None:
     return None
 
 
+# A sample's keys that are not metrics: lm-eval's (lighteval details are read into that shape), and what
+# lmms-eval adds (`evaluator.py` / `loggers/evaluation_tracker.py` of 0.7.3: the prompt, token counts, media names).
+SAMPLE_FIELDS = frozenset({
+    "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics", "doc_hash",
+    "prompt_hash", "target_hash", "input", "token_counts", "input_media",
+})  # fmt: skip
+
+
 # ------------------------------------------------------------------------------------ task names
 
 

@@ -46,6 +46,7 @@ import yaml
 
 from arab_mm_tasks.report.escape import code_fence, markdown_text
 from arab_mm_tasks.report.groups import item_score
+from arab_mm_tasks.report.harness_outputs import SAMPLE_FIELDS, stamp, stamp_order
 from arab_mm_tasks.report.runs import ModelRun, lm_eval_metrics, model_name, read_results_file
 
 # Keys whose value is a credential: compared whole (case and "-" / "_" ignored), never as a substring.
@@ -119,7 +120,7 @@ def stage(runs: Sequence[ModelRun], folder: Path) -> list[Path]:
     results_of_date: dict[str, dict[str, Any]] = {}
     name = model_name(runs[0].model)
     for run in runs:
-        date = run.sources[-1].name.removeprefix("results_").removesuffix(".json")  # sources are oldest first
+        date = stamp(run.sources[-1])  # sources are oldest first
         results = results_of_date[date] = unlocal(scrub(_lighteval_results(run)), run.model, name)
         results_json = folder / f"results_{date}.json"
         results_json.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
@@ -135,7 +136,7 @@ def stage(runs: Sequence[ModelRun], folder: Path) -> list[Path]:
                 _lm_eval_details(run.file_samples(file), target, run.model, name)
             dates_of_task.setdefault(task, []).append(date)
             written.append(target)
-    latest = results_of_date[max(results_of_date)]  # ISO dates sort as time
+    latest = results_of_date[max(results_of_date, key=stamp_order)]  # by time, whichever harness's format
     card = folder / "README.md"
     card.write_text(_card(name, list(results_of_date), dates_of_task, latest), encoding="utf-8")
     return [*written, card]
@@ -170,7 +171,7 @@ def _lighteval_results(run: ModelRun) -> dict[str, Any]:
     return {
         "config_general": {
             "model_name": model_name(run.model),
-            "harness": "lm-eval",
+            "harness": run.harness,
             "lm_eval_version": latest.get("lm_eval_version"),
             "model_config": latest.get("config", {}),
         },
@@ -205,10 +206,7 @@ def _lm_eval_details(samples: list[dict[str, Any]], target: Path, model: str, na
     pq.write_table(pa.Table.from_pylist(rows, schema=_details_schema()), target)
 
 
-_SAMPLE_FIELDS = {
-    "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics", "doc_hash",
-    "prompt_hash", "target_hash",
-}  # fmt: skip
+_SAMPLE_FIELDS = SAMPLE_FIELDS  # lm-eval's and lmms-eval's non-metric keys (harness_outputs)
 
 
 def _details_schema():
