@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dataset_builders.arb.builder import HUB_REPO, build, publish
 from dataset_builders.core.reading import BuildReport
-from dataset_builders.core.release import path_argument
+from dataset_builders.core.release import at_revision, path_argument
 
 __all__ = ["add_arguments", "build", "build_from_args", "build_release", "publish"]
 
@@ -48,4 +48,4 @@ def build_from_args(args: argparse.Namespace) -> BuildReport:
 def build_release(part: str, out_dir: Path, revision: str | None = None) -> BuildReport:
     if part != "arb":
         raise ValueError(f"ARB's release has one part, 'arb', not {part!r}")
-    return build(out_dir, hub_source=HUB_REPO + (f"@{revision}" if revision else ""))
+    return build(out_dir, hub_source=at_revision(HUB_REPO, revision))

@@ -20,6 +20,11 @@ RELEASE_FILES = ["*.parquet", "**/*.parquet", "*.arrow", "**/*.arrow", "*.json",
 RELEASE_FILES += ["README.md", "*.py"]  # the card declares configs; a loading script is detected and refused
 
 
+def at_revision(repo_id: str, revision: str | None) -> str:
+    """A builder's Hub source argument: ``owner/name@revision``, or the repo alone for its default branch."""
+    return repo_id + (f"@{revision}" if revision else "")
+
+
 def hub_url(repo_id: str) -> str:
     return f"https://huggingface.co/datasets/{repo_id}"
 

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from dataset_builders.core.reading import BuildReport
-from dataset_builders.core.release import path_argument
+from dataset_builders.core.release import at_revision, path_argument
 from dataset_builders.gimmick.builder import DEFAULT_SOURCES, SEED, SOURCE_REPOS, build, publish
 
 __all__ = ["add_arguments", "build", "build_from_args", "build_release", "publish"]
@@ -50,5 +50,4 @@ def build_release(part: str, out_dir: Path, revision: str | None = None) -> Buil
     """Build one Hub part of the authors' release ("sivqa" or "coqa") into `out_dir`."""
     if part not in DEFAULT_SOURCES:
         raise ValueError(f"GIMMICK's Hub release parts are {sorted(DEFAULT_SOURCES)}, not {part!r}")
-    source = DEFAULT_SOURCES[part] + (f"@{revision}" if revision else "")
-    return build(out_dir, **{part: source})
+    return build(out_dir, **{part: at_revision(DEFAULT_SOURCES[part], revision)})

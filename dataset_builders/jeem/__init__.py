@@ -12,7 +12,7 @@ from pathlib import Path
 
 from arab_mm_tasks.jeem import RELEASE_REPO
 from dataset_builders.core.reading import BuildReport
-from dataset_builders.core.release import path_argument
+from dataset_builders.core.release import at_revision, path_argument
 from dataset_builders.jeem.builder import build, publish
 from dataset_builders.jeem.schema import parse_overrides
 from dataset_builders.jeem.subset import SEED
@@ -62,4 +62,4 @@ def build_release(part: str, out_dir: Path, revision: str | None = None) -> Buil
     """Build the authors' release into `out_dir` (a first use)."""
     if part != "jeem":
         raise ValueError(f"JEEM's release has one part, 'jeem', not {part!r}")
-    return build(out_dir, RELEASE_REPO + (f"@{revision}" if revision else ""))
+    return build(out_dir, at_revision(RELEASE_REPO, revision))

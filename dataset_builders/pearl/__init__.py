@@ -13,7 +13,7 @@ from pathlib import Path
 
 from arab_mm_tasks.pearl import RELEASES
 from dataset_builders.core.reading import BuildReport
-from dataset_builders.core.release import path_argument
+from dataset_builders.core.release import at_revision, path_argument
 from dataset_builders.pearl.builder import ALIASES, RELEASE_COUNTS, build, publish
 
 __all__ = ["RELEASE_COUNTS", "add_arguments", "build", "build_from_args", "build_release", "publish"]
@@ -45,4 +45,4 @@ def build_release(part: str, out_dir: Path, revision: str | None = None) -> Buil
     """Build one release ("pearl", "pearl_lite" or "pearl_x") from the Hub into `out_dir`."""
     if part not in RELEASES:
         raise ValueError(f"Pearl's Hub releases are {sorted(RELEASES)}, not {part!r}")
-    return build(out_dir, **{part: RELEASES[part] + (f"@{revision}" if revision else "")})
+    return build(out_dir, **{part: at_revision(RELEASES[part], revision)})
