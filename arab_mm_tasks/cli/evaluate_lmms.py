@@ -279,7 +279,7 @@ def _evaluate_entry(
     stamp = _free_stamp(output_path)
     # our tree only: lmms-eval's own hundreds of task folders are not indexed for a run of ours
     manager = TaskManager("ERROR", include_path=tasks_path(), include_defaults=False)
-    with _entry_cache(settings.model, item.name, cache_chunk), _cache_stats():
+    with _entry_cache(settings.model, item.name, cache_chunk), _cache_stats(), _model_kept(lm):
         results = simple_evaluate(
             model=lm,
             model_args=settings.model_args,
@@ -355,6 +355,17 @@ def _entry_cache(model: str, entry_name: str, chunk: int) -> Iterator[None]:
             os.environ.pop("LMMS_CACHE_RUN_ID", None)
         else:
             os.environ["LMMS_CACHE_RUN_ID"] = saved_run
+
+
+@contextlib.contextmanager
+def _model_kept(lm: Any) -> Iterator[None]:
+    """lmms-eval's `evaluate` ends with ``lm.clean()``, which deletes the model's weights (to make room for a judge
+    model it launches itself, which we do not use): the next entry needs them, as lm-eval's path keeps them."""
+    lm.clean = lambda: None  # the instance's attribute, over the class's method, for this call only
+    try:
+        yield
+    finally:
+        del lm.clean
 
 
 class _OwnSettings:
