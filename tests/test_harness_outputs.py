@@ -242,6 +242,8 @@ def test_jobs_of_one_model_merge_into_one_run_and_the_later_timestamp_wins_a_sha
         "arabculture_completion_en_none": {"acc": 0.125},
     }
     assert run.replaced == {"arabculture_mcq_en_none": early}
+    (again,) = read_runs([tmp_path / "runs", *jobs])  # every file named twice is read once
+    assert again.results == run.results and again.replaced == run.replaced and len(again.sources) == 2
 
 
 def test_the_report_command_says_which_jobs_task_was_replaced(tmp_path, capsys):

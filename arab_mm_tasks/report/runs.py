@@ -188,7 +188,8 @@ def read_runs(paths: Iterable[str | Path], not_read: dict[Path, str] | None = No
     (file -> why) and the other files are read; a `RunError` when no results file at all could be read."""
     runs: dict[tuple[Harness, str], ModelRun] = {}
     paths = list(paths)
-    files = sorted(_results_files(paths), key=lambda f: (stamp_order(stamp(f)), str(f)))
+    unique = {file.resolve(): file for file in reversed(list(_results_files(paths)))}  # a file named twice: once
+    files = sorted(unique.values(), key=lambda f: (stamp_order(stamp(f)), str(f)))
     if not files:
         raise RunError(
             f"no lm-eval or lighteval results_*.json or lmms-eval *_results.json under {', '.join(map(str, paths))}"
