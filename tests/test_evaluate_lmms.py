@@ -196,3 +196,24 @@ def test_a_suite_of_only_arabculture_is_refused_in_one_line(tmp_path, capsys):
         "log-likelihood tasks are not registered in lmms-eval; run them with --harness lm-eval"
     )
     assert not any(tmp_path.iterdir())
+
+
+def test_a_missing_folder_or_model_type_stops_before_any_model_loads(tmp_path, capsys):
+    """The preflight lists what is missing, as for lm-eval; an unknown model type is one line naming it."""
+    from arab_mm_tasks.cli import main
+
+    nowhere = tmp_path / "nowhere"
+    base = ["evaluate", "--harness", "lmms-eval", "--model_args", f"pretrained={tmp_path / 'no-model'}",
+            "--tasks", "arabculture_mcq,gimmick_civqa_none", "--output_path", str(tmp_path / "out")]  # fmt: skip
+    assert main([*base, "--model", "llava_hf", "--dataset-path", f"gimmick={nowhere}"]) == 1
+    captured = capsys.readouterr()
+    assert f"gimmick: dataset folder '{nowhere}' does not exist" in captured.err
+    assert "no model was loaded" in captured.err and "loading model" not in captured.out
+
+    assert main([*base, "--model", "llava_fh"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(
+        "arab-mm-tasks evaluate: error: --model 'llava_fh': not an lmms-eval model type (did you mean "
+    )
+    assert "llava_hf" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()

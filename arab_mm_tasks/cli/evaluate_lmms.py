@@ -241,12 +241,19 @@ def run_suite(
 
 def _model_class(model: str) -> type:
     """lmms-eval's class for a model type, before any work; an unknown type is one line."""
-    from lmms_eval.models import get_model
+    import difflib
 
+    from lmms_eval.models import MODEL_REGISTRY_V2, get_model
+
+    names = MODEL_REGISTRY_V2.list_model_names()
+    if model not in names:  # checked here: lmms-eval's own refusal logs an error line and lists all ~100 names
+        close = difflib.get_close_matches(model, names, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise RunOptionError(f"--model {model!r}: not an lmms-eval model type{hint}")
     try:
         return get_model(model)
-    except Exception as error:  # lmms-eval raises its registry's own errors (and logs the traceback)
-        raise RunOptionError(f"--model {model!r}: not an lmms-eval model type ({error})") from None
+    except ImportError as error:  # a model class whose own dependencies are not installed
+        raise RunOptionError(f"--model {model!r}: lmms-eval cannot import its class ({error})") from None
 
 
 def _cache_root(output_path: Path, settings: LmmsRunSettings) -> Path:
