@@ -7,7 +7,8 @@ Suites: ``headline`` (each benchmark's paper-default variants, `Benchmark.headli
 variant), or ``--tasks`` (task and family names). Each entry (a task or a family) is one lm-eval
 ``simple_evaluate`` call on the same model object, saved as lm-eval's CLI saves it
 (``<output_path>/<model>/results_<ts>.json`` and ``samples_<task>_<ts>.jsonl``), so every tool that
-reads lm-eval output reads these, `arab-mm-tasks report` included.
+reads lm-eval output reads these, `arab-mm-tasks report` included. ``--harness lmms-eval`` runs the same
+suites through lmms-eval instead, with the same resume rules (`arab_mm_tasks.cli.evaluate_lmms`).
 
 Resumable: an entry is finished when a results file of the same model, model arguments and limit
 holds it and every samples file that results file names is complete (valid JSON lines to the end,
@@ -415,8 +416,8 @@ def _report_cache_hits() -> None:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser(
         "evaluate",
-        help="run a suite of tasks (the papers' headline variants, all, or a list) on one model through lm-eval, "
-        "resumably, written in lm-eval's own format",
+        help="run a suite of tasks (the papers' headline variants, all, or a list) on one model through lm-eval "
+        "(or lmms-eval), resumably, written in the harness's own format",
     )
     s.add_argument(
         "--harness",
