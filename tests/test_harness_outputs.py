@@ -255,3 +255,9 @@ def test_the_report_command_says_which_jobs_task_was_replaced(tmp_path, capsys):
     assert captured.err.splitlines() == [
         f"arab-mm-tasks report: org/m: arabculture_mcq_en_none of {early} replaced by a later run's"
     ]
+
+
+def test_module_doctests_pass():
+    import doctest
+
+    assert doctest.testmod(harness_outputs).failed == 0

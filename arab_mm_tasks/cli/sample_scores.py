@@ -156,7 +156,7 @@ def read_runs(runs: Sequence[str], tasks: Iterable[str] | None = None) -> Sample
 def _samples(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(task as saved, sample) of a samples file or a folder: lm-eval and lighteval files as `read_samples` reads
     them, lmms-eval files with their documents read back (`harness_outputs.with_documents`)."""
-    from arab_mm_tasks.report.runs import UnreadableFile, read_sample_file
+    from arab_mm_tasks.report.harness_outputs import UnreadableFile, read_sample_file
     from metric_plugins.breakdowns import read_samples
 
     files = harness_outputs.samples_files(path) if path.is_dir() else [path]

@@ -34,8 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pyarrow import ArrowException
+
 from arab_mm_tasks.core.registry import all_specs, get_benchmark, get_spec
 from arab_mm_tasks.core.spec import TaskSpec
+from metric_plugins.breakdowns import read_samples
 
 Harness = Literal["lm-eval", "lighteval", "lmms-eval"]
 _LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
@@ -100,6 +103,19 @@ def results_beside(samples: SamplesFile) -> Path | None:
     return None
 
 
+def samples_beside(results_file: Path, task: str) -> Path:
+    """Where an lm-eval or lmms-eval run saved `task`'s samples, next to its results file.
+
+    >>> samples_beside(Path("o/m/20261126_120110_results.json"), "pearl_open").name
+    '20261126_120110_samples_pearl_open.jsonl'
+    >>> samples_beside(Path("o/m/results_2026-11-26T12-01-10.5.json"), "pearl_open").name
+    'samples_pearl_open_2026-11-26T12-01-10.5.jsonl'
+    """
+    if match := _LMMS_EVAL_RESULTS.match(results_file.name):
+        return results_file.with_name(f"{match['stamp']}_samples_{task}.jsonl")
+    return results_file.with_name(f"samples_{task}_{stamp(results_file)}.jsonl")
+
+
 def harness_of(data: Mapping[str, Any]) -> Harness | None:
     """Which harness wrote a results file's JSON object (None: none of the three)."""
     if isinstance(data.get("config_general"), dict):
@@ -115,6 +131,73 @@ SAMPLE_FIELDS = frozenset({
     "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics", "doc_hash",
     "prompt_hash", "target_hash", "input", "token_counts", "input_media",
 })  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------ reading
+
+
+class RunError(ValueError):
+    """A run folder or file that cannot be read as lm-eval, lighteval or lmms-eval output; the message names it."""
+
+
+class UnreadableFile(RunError):
+    """One run file (results JSON, samples JSONL, details parquet) that cannot be read: ``FILE: reason``."""
+
+    def __init__(self, file: Path, reason: str) -> None:
+        super().__init__(f"{file}: {reason}")
+        self.file, self.reason = file, reason
+
+
+def read_sample_file(file: Path) -> list[dict[str, Any]]:
+    """The samples of an lm-eval or lmms-eval samples file or a lighteval details file, each an object in one
+    shape (`harness_outputs`); `UnreadableFile` (one line naming the file and line) for a file cut mid-line,
+    not UTF-8, not the layout, or (lmms-eval) whose documents cannot be read back from the run's dataset."""
+    if file.suffix == ".parquet":
+        try:
+            samples = [sample for _, sample in read_samples([file])]
+        except (ArrowException, OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+            raise UnreadableFile(file, f"not a readable lighteval details file ({short(error)})") from None
+    else:
+        samples = _jsonl_samples(file)
+        named = samples_file(file)
+        if named is not None and named.harness == "lmms-eval":
+            try:
+                samples = with_documents(samples, named)
+            except Exception as error:  # a source moved, gone or unbuildable: this file is not read, said why
+                raise UnreadableFile(file, f"its documents could not be read back ({short(error)})") from None
+    for number, sample in enumerate(samples, 1):
+        if not isinstance(sample.get("doc", {}), dict):
+            raise UnreadableFile(file, f"sample {number}: 'doc' is not an object")
+    return samples
+
+
+def _jsonl_samples(file: Path) -> list[dict[str, Any]]:
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise UnreadableFile(file, error.strerror or str(error)) from None
+    except UnicodeDecodeError as error:
+        raise UnreadableFile(file, f"not UTF-8 (byte {error.start})") from None
+    lines = text.split("\n")
+    samples = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            sample = json.loads(line)
+        except ValueError as error:
+            cut = " (the file ends mid-line: cut while it was written?)" if number == len(lines) else ""
+            raise UnreadableFile(file, f"line {number} is not JSON: {short(error)}{cut}") from None
+        if not isinstance(sample, dict):
+            raise UnreadableFile(file, f"line {number} is not a JSON object")
+        samples.append(sample)
+    return samples
+
+
+def short(error: BaseException) -> str:
+    """An exception as at most 200 characters of one line."""
+    text = " ".join(str(error).splitlines()) or type(error).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 # ------------------------------------------------------------------------------------ task names

@@ -18,27 +18,21 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
-from pyarrow import ArrowException
-
 from arab_mm_tasks.core.registry import all_specs
 from arab_mm_tasks.report import harness_outputs
-from arab_mm_tasks.report.harness_outputs import Harness, harness_of, stamp, stamp_order
+from arab_mm_tasks.report.harness_outputs import (
+    Harness,
+    RunError,
+    UnreadableFile,
+    harness_of,
+    read_sample_file,
+    short,
+    stamp,
+    stamp_order,
+)
 from arab_mm_tasks.report.harness_outputs import task_name as canonical_task
-from metric_plugins.breakdowns import read_samples
 
-__all__ = ["ModelRun", "RunError", "UnreadableFile", "canonical_task", "model_name", "read_runs"]
-
-
-class RunError(ValueError):
-    """A run folder or file that cannot be read as lm-eval, lighteval or lmms-eval output; the message names it."""
-
-
-class UnreadableFile(RunError):
-    """One run file (results JSON, samples JSONL, details parquet) that cannot be read: ``FILE: reason``."""
-
-    def __init__(self, file: Path, reason: str) -> None:
-        super().__init__(f"{file}: {reason}")
-        self.file, self.reason = file, reason
+__all__ = ["ModelRun", "RunError", "UnreadableFile", "canonical_task", "model_name", "read_runs", "read_sample_file"]
 
 
 @dataclass
@@ -129,58 +123,6 @@ def _is_local_path(text: str) -> bool:
     )
 
 
-def read_sample_file(file: Path) -> list[dict[str, Any]]:
-    """The samples of an lm-eval or lmms-eval samples file or a lighteval details file, each an object in one
-    shape (`harness_outputs`); `UnreadableFile` (one line naming the file and line) for a file cut mid-line,
-    not UTF-8, not the layout, or (lmms-eval) whose documents cannot be read back from the run's dataset."""
-    if file.suffix == ".parquet":
-        try:
-            samples = [sample for _, sample in read_samples([file])]
-        except (ArrowException, OSError, ValueError, TypeError, KeyError, AttributeError) as error:
-            raise UnreadableFile(file, f"not a readable lighteval details file ({_short(error)})") from None
-    else:
-        samples = _jsonl_samples(file)
-        named = harness_outputs.samples_file(file)
-        if named is not None and named.harness == "lmms-eval":
-            try:
-                samples = harness_outputs.with_documents(samples, named)
-            except Exception as error:  # a source moved, gone or unbuildable: this file is not read, said why
-                raise UnreadableFile(file, f"its documents could not be read back ({_short(error)})") from None
-    for number, sample in enumerate(samples, 1):
-        if not isinstance(sample.get("doc", {}), dict):
-            raise UnreadableFile(file, f"sample {number}: 'doc' is not an object")
-    return samples
-
-
-def _jsonl_samples(file: Path) -> list[dict[str, Any]]:
-    try:
-        text = file.read_bytes().decode("utf-8")
-    except OSError as error:
-        raise UnreadableFile(file, error.strerror or str(error)) from None
-    except UnicodeDecodeError as error:
-        raise UnreadableFile(file, f"not UTF-8 (byte {error.start})") from None
-    lines = text.split("\n")
-    samples = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            sample = json.loads(line)
-        except ValueError as error:
-            cut = " (the file ends mid-line: cut while it was written?)" if number == len(lines) else ""
-            raise UnreadableFile(file, f"line {number} is not JSON: {_short(error)}{cut}") from None
-        if not isinstance(sample, dict):
-            raise UnreadableFile(file, f"line {number} is not a JSON object")
-        samples.append(sample)
-    return samples
-
-
-def _short(error: BaseException) -> str:
-    """An exception as at most 200 characters of one line."""
-    text = " ".join(str(error).splitlines()) or type(error).__name__
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
 def read_runs(paths: Iterable[str | Path], not_read: dict[Path, str] | None = None) -> list[ModelRun]:
     """Every model run under `paths` (folders searched recursively, or results files), in the order found.
 
@@ -229,7 +171,7 @@ def read_results_file(file: Path) -> tuple[Harness, str, dict[str, Any]]:
     except UnicodeDecodeError as error:
         raise UnreadableFile(file, f"not UTF-8 (byte {error.start})") from None
     except ValueError as error:
-        raise UnreadableFile(file, f"not a readable results file ({_short(error)})") from None
+        raise UnreadableFile(file, f"not a readable results file ({short(error)})") from None
     if not isinstance(data, dict):
         raise UnreadableFile(file, "not a results file (the JSON is not an object)")
     harness, model = _identify(file, data)
