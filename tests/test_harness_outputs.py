@@ -136,6 +136,17 @@ def test_report_and_sample_scores_commands_on_an_lmms_eval_run(gimmick_hub_dir, 
     assert {row["relaxed_acc"] for row in rows} == {"0.0"}
 
 
+def test_sample_scores_reads_a_folder_of_lm_eval_and_lmms_eval_samples_together(gimmick_hub_dir, tmp_path):
+    from arab_mm_tasks.cli.sample_scores import read_runs as read_scores
+
+    folder = lmms_run(tmp_path, "civqa", gimmick=gimmick_hub_dir)
+    lm_eval = {"doc_id": 0, "doc": {"id": "lm-1"}, "relaxed_acc": {"score": 100.0, "regions": ["A"]}}
+    (folder / f"samples_{CIVQA}_2026-11-20T10-00-00.jsonl").write_text(json.dumps(lm_eval) + "\n", "utf-8")
+    scores = read_scores([str(folder)])
+    ids = [row["id"] for row in split_rows("gimmick", gimmick_hub_dir, CIVQA)[:3]]
+    assert {row["id"]: row["relaxed_acc"] for row in scores.table()} == {"lm-1": 100.0, **dict.fromkeys(ids, 0.0)}
+
+
 def test_submit_stages_an_lmms_eval_run_as_lighteval_details(gimmick_hub_dir, tmp_path, capsys):
     import pandas as pd
 

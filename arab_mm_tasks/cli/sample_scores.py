@@ -162,7 +162,7 @@ def _samples(path: Path) -> list[tuple[str, dict[str, Any]]]:
     files = harness_outputs.samples_files(path) if path.is_dir() else [path]
     lmms = [named for named in map(harness_outputs.samples_file, files) if named and named.harness == "lmms-eval"]
     samples: list[tuple[str, dict[str, Any]]] = []
-    if not lmms or len(lmms) < len(files):
+    if path.is_dir() or not lmms:  # a folder may hold any harness's files; an lmms-eval file is only that
         try:
             samples = list(read_samples([path]))
         except FileNotFoundError as error:
