@@ -334,3 +334,51 @@ def test_lighteval_litellm_runs_a_text_task_on_a_served_model(tmp_path, builds, 
     assert results["relaxed_acc"] == pytest.approx(_relaxed_overall(spec, items))
     assert not math.isnan(results["relaxed_acc"])
     assert os.listdir(tmp_path / ".litellm_cache")  # where its replies went, so a re-run asks the server nothing
+
+
+@pytest.mark.slow
+def test_evaluate_scores_log_likelihood_tasks_through_a_completions_endpoint(tmp_path, builds, tiny_lm_dir, env):
+    """What works for ArabCulture against an API: lm-eval's `local-completions` on a completions endpoint that
+    echoes prompt logprobs, with the model's tokenizer. Every log-likelihood in the samples is a sum of the
+    server's logprobs over the end of a prompt it was sent, and accuracy is recomputed from them; the same model
+    type is text-only for `evaluate` (GIMMICK's family runs its text member)."""
+    from helpers import console_script, run_cli
+
+    from arab_mm_tasks.testing.model_server import token_logprob
+
+    runs = tmp_path / "runs"
+    with ModelServer() as model:
+        proc = run_cli(
+            [console_script("arab-mm-tasks"), "evaluate", "--model", "local-completions", "--model_args",
+             f"base_url={model.url}/completions,model=served-lm,tokenizer={tiny_lm_dir},num_concurrent=4",
+             "--tasks", "arabculture_mcq,gimmick_coqa_c", "--output_path", str(runs), "--limit", "2",
+             "--dataset-path", f"arabculture={builds['arabculture']}",
+             "--dataset-path", f"gimmick={builds['gimmick']}"],
+            env=env, cwd=tmp_path,
+        )  # fmt: skip
+    summary = dict(re.findall(r"^  (\S+): (.+)$", proc.stdout[proc.stdout.index("summary:") :], flags=re.MULTILINE))
+    assert summary["arabculture_mcq"] == "ran" and summary["gimmick_coqa_c_text"] == "ran"
+    assert summary["gimmick_coqa_c"].startswith("skipped: needs images, and model type 'local-completions'")
+    scored = [c for c in model.completions if c.echo]  # log-likelihood requests; the rest generate (GIMMICK)
+    assert scored and all(c.logprobs and (c.max_tokens, c.temperature) == (1, 0) for c in scored)
+    assert {(c.max_tokens, c.temperature) for c in model.completions if not c.echo} == {(512, 0)}
+
+    sums = set()  # every log-likelihood the server's logprobs give a continuation at the end of a sent prompt
+    for request in model.completions:
+        for tokens in request.prompts:
+            values = [token_logprob(tokens[:i], tokens[i]) for i in range(1, len(tokens))]
+            for k in range(1, len(values) + 1):
+                sums.add(round(sum(values[-k:]), 6))
+    results = {}
+    for file in runs.rglob("results_*.json"):
+        results.update(json.loads(file.read_text("utf-8"))["results"])
+    files = list(runs.rglob("samples_arabculture_*.jsonl"))
+    assert len(files) >= 13  # one per country
+    for samples_file in files:
+        task = samples_file.name.removeprefix("samples_").rsplit("_", 1)[0]
+        correct = []
+        for sample in map(json.loads, samples_file.read_text("utf-8").splitlines()):
+            lls = [float(choice[0][0]) for choice in sample["resps"]]
+            assert all(round(ll, 6) in sums for ll in lls)
+            correct.append(float(max(range(len(lls)), key=lls.__getitem__) == int(sample["target"])))
+        assert results[task]["acc,none"] == pytest.approx(sum(correct) / len(correct))

@@ -8,6 +8,12 @@ samples. Every request is recorded (`ModelRequest`): its text, its images in ord
 URL's decoded bytes, and of its pixels once decoded, so a test can compare with the images it expects whatever
 the encoding), and the generation settings the harness sent (``max_tokens``, ``temperature``, ``stop``).
 
+``POST /v1/completions`` answers like vLLM's completions endpoint: with ``echo`` and ``logprobs`` (what lm-eval's
+``local-completions`` sends for a log-likelihood request, the prompt as token ids) every prompt token after the
+first gets a log-probability `token_logprob` computes from the tokens before it, so a test can recompute each
+log-likelihood a harness reports; otherwise it answers a text picked like a chat reply. Each is recorded as a
+`CompletionRequest`.
+
 Run it alone (a harness in another process, the benchmark)::
 
     python -m arab_mm_tasks.testing.model_server --port 0 --latency 0.1
@@ -59,6 +65,36 @@ class ModelRequest:
     stop: Any
     reply: str
     extra: dict[str, Any] = field(default_factory=dict)  # the other payload keys (seed, n, ...)
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """One completions request: its prompts (token ids, or text), and whether it asked for echoed logprobs."""
+
+    prompts: tuple[Any, ...]
+    echo: bool
+    logprobs: Any
+    max_tokens: int | None
+    temperature: float | None
+
+
+def token_logprob(before: Sequence[Any], token: Any) -> float:
+    """The log-probability the server gives `token` after the tokens `before`: deterministic, in (-10, 0)."""
+    digest = hashlib.sha256(json.dumps([list(before), token]).encode()).hexdigest()
+    return -(int(digest, 16) % 997 + 1) / 100
+
+
+def _completion_choice(index: int, prompt: Any, payload: dict[str, Any], replies: Sequence[str]) -> dict[str, Any]:
+    tokens = list(prompt) if isinstance(prompt, list) else list(str(prompt))  # a text prompt: one token a character
+    if not (payload.get("echo") and payload.get("logprobs")):
+        return {"index": index, "text": pick_reply(json.dumps(tokens), [], replies), "finish_reason": "stop"}
+    generated = 0  # the one token asked for after the prompt (max_tokens 1), which lm-eval cuts off
+    values = [None] + [token_logprob(tokens[:i], tokens[i]) for i in range(1, len(tokens))]
+    values.append(token_logprob(tokens, generated))
+    seen = [*tokens, generated]
+    top = [None] + [{str(token): value} for token, value in zip(seen[1:], values[1:], strict=True)]
+    logprobs = {"tokens": [str(t) for t in seen], "token_logprobs": values, "top_logprobs": top}
+    return {"index": index, "text": "", "logprobs": logprobs, "finish_reason": "length"}
 
 
 def pixel_digest(image: Any) -> str:
@@ -130,6 +166,7 @@ class ModelServer:
         self.latency = latency
         self.replies = tuple(replies)
         self.requests: list[ModelRequest] = []
+        self.completions: list[CompletionRequest] = []
         self.in_flight = 0
         self.peak_in_flight = 0  # the most requests handled at once: the concurrency the client reached
         self._lock = threading.Lock()
@@ -160,6 +197,24 @@ class ModelServer:
         with self._lock:
             self.requests.append(recorded)
         return recorded
+
+    def complete(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """A completions reply; one choice per prompt (a batch is a list of prompts)."""
+        prompt = payload["prompt"]
+        single = isinstance(prompt, str) or (isinstance(prompt, list) and prompt and isinstance(prompt[0], int))
+        prompts = [prompt] if single else list(prompt)
+        recorded = CompletionRequest(
+            tuple(tuple(p) if isinstance(p, list) else p for p in prompts),
+            bool(payload.get("echo")),
+            payload.get("logprobs"),
+            payload.get("max_tokens"),
+            payload.get("temperature"),
+        )
+        with self._lock:
+            self.completions.append(recorded)
+        choices = [_completion_choice(i, p, payload, self.replies) for i, p in enumerate(prompts)]
+        return {"id": "cmpl-loopback", "object": "text_completion", "created": int(time.time()),
+                "model": payload.get("model") or "loopback-model", "choices": choices}  # fmt: skip
 
     @contextlib.contextmanager
     def handling(self) -> Iterator[None]:
@@ -221,8 +276,12 @@ def _handler_for(server: ModelServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            if urlsplit(self.path).path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-                self._send(404, {"error": {"message": f"not found: {self.path} (this server has chat completions)"}})
+            path = urlsplit(self.path).path.rstrip("/")
+            if path in ("/v1/completions", "/completions"):
+                self._complete(body)
+                return
+            if path not in ("/v1/chat/completions", "/chat/completions"):
+                self._send(404, {"error": {"message": f"not found: {self.path} (chat completions and completions)"}})
                 return
             try:
                 payload = json.loads(body)
@@ -236,6 +295,18 @@ def _handler_for(server: ModelServer) -> type[BaseHTTPRequestHandler]:
                 return
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up
                 self._send(200, completion(payload, recorded.reply))
+
+        def _complete(self, body: bytes) -> None:
+            try:
+                payload = json.loads(body)
+                with server.handling():
+                    answer = server.complete(payload)
+                    time.sleep(server.latency)
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
+                self._send(400, {"error": {"message": f"malformed request: {error}"}})
+                return
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._send(200, answer)
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload, ensure_ascii=False).encode()
