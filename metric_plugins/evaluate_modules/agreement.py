@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import datasets
 import evaluate
 
 from metric_plugins import agreement
+from metric_plugins.evaluate_info import metric_info, pair_features
 
 _KWARGS = """
 Args:
@@ -30,20 +30,7 @@ class Agreement(evaluate.Metric):
     """Kendall tau-c (JEEM), ICC(3,1)/ICC(3,k) (Pearl) and Krippendorff's alpha (ARB) against human ratings."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=agreement.__doc__,
-            citation=_CITATION,
-            inputs_description=_KWARGS,
-            features=[
-                datasets.Features(
-                    {
-                        "predictions": datasets.Value("float64"),
-                        "references": datasets.Sequence(datasets.Value("float64")),
-                    }
-                ),
-                datasets.Features({"predictions": datasets.Value("float64"), "references": datasets.Value("float64")}),
-            ],
-        )
+        return metric_info(agreement, _CITATION, _KWARGS, pair_features("float64", reference_lists=True))
 
     def _compute(
         self,

@@ -6,6 +6,7 @@ import datasets
 import evaluate
 
 from metric_plugins import aldi
+from metric_plugins.evaluate_info import metric_info
 
 _KWARGS = """
 Args:
@@ -26,12 +27,7 @@ class Aldi(evaluate.Metric):
     """Arabic Level of Dialectness with the authors' Sentence-ALDi model."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=aldi.__doc__,
-            citation=_CITATION,
-            inputs_description=_KWARGS,
-            features=datasets.Features({"predictions": datasets.Value("string")}),
-        )
+        return metric_info(aldi, _CITATION, _KWARGS, datasets.Features({"predictions": datasets.Value("string")}))
 
     def _compute(self, predictions: list[str], **options: object) -> dict[str, object]:
         scores = aldi.sentence_scores(predictions, **options)  # type: ignore[arg-type]

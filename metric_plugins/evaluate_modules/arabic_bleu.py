@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import datasets
 import evaluate
 
 from metric_plugins import bleu
 from metric_plugins.arabic_text import Normalization
+from metric_plugins.evaluate_info import metric_info
 
 _KWARGS = """
 Args:
@@ -28,14 +28,7 @@ class ArabicBleu(evaluate.Metric):
     """BLEU on Arabic-aware tokens, corpus and sentence level."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=bleu.__doc__,
-            citation=_CITATION,
-            inputs_description=_KWARGS,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-        )
+        return metric_info(bleu, _CITATION, _KWARGS)
 
     def _compute(
         self, predictions: list[str], references: list[str], mode: str = "arabic", normalization: dict | None = None

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import datasets
 import evaluate
 
 from metric_plugins import rouge
 from metric_plugins.arabic_text import Normalization
+from metric_plugins.evaluate_info import metric_info
 
 _KWARGS = """
 Args:
@@ -29,14 +29,7 @@ class ArabicRouge(evaluate.Metric):
     """ROUGE-1/2/L with a tokenizer that keeps Arabic letters."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=rouge.__doc__,
-            citation=_CITATION,
-            inputs_description=_KWARGS,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-        )
+        return metric_info(rouge, _CITATION, _KWARGS)
 
     def _compute(
         self,

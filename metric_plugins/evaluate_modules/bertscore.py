@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import datasets
 import evaluate
 
 from metric_plugins import bertscore
+from metric_plugins.evaluate_info import metric_info
 
 _KWARGS = """
 Args:
@@ -30,14 +30,7 @@ class ArabicBertScore(evaluate.Metric):
     """BERTScore with an Arabic encoder (CAMeLBERT-mix), precision / recall / F1 per pair."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=bertscore.__doc__,
-            citation=_CITATION,
-            inputs_description=_KWARGS,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-        )
+        return metric_info(bertscore, _CITATION, _KWARGS)
 
     def _compute(self, predictions: list[str], references: list[str], **options: object) -> dict[str, list[float]]:
         return bertscore.score(predictions, references, **options)  # type: ignore[arg-type]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import datasets
 import evaluate
 
 from metric_plugins import cider
 from metric_plugins.arabic_text import Normalization
+from metric_plugins.evaluate_info import metric_info, pair_features
 
 _KWARGS = """
 Args:
@@ -27,17 +27,7 @@ class CiderD(evaluate.Metric):
     """CIDEr-D over a corpus of captions, document frequencies computed once."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=cider.__doc__,
-            citation=_CITATION,
-            inputs_description=_KWARGS,
-            features=[
-                datasets.Features(
-                    {"predictions": datasets.Value("string"), "references": datasets.Sequence(datasets.Value("string"))}
-                ),
-                datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-            ],
-        )
+        return metric_info(cider, _CITATION, _KWARGS, pair_features("string", reference_lists=True))
 
     def _compute(
         self, predictions: list[str], references: list, normalization: dict | None = None

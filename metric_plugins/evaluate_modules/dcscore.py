@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import datasets
 import evaluate
 
 from metric_plugins import dcscore
+from metric_plugins.evaluate_info import metric_info
 
 _KWARGS = """
 Args:
@@ -35,14 +35,7 @@ class DCScore(evaluate.Metric):
     """DCScore (DeCapBench) of detailed captions, judged stage by stage by a vision-language model."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=dcscore.__doc__,
-            citation=_CITATION,
-            inputs_description=_KWARGS,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-        )
+        return metric_info(dcscore, _CITATION, _KWARGS)
 
     def _compute(
         self,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import datasets
 import evaluate
 
 from metric_plugins import labse
+from metric_plugins.evaluate_info import metric_info
 
 _KWARGS = """
 Args:
@@ -28,14 +28,7 @@ class LabseSimilarity(evaluate.Metric):
     """Cosine similarity of LaBSE sentence embeddings, per pair and on average."""
 
     def _info(self) -> evaluate.MetricInfo:
-        return evaluate.MetricInfo(
-            description=labse.__doc__,
-            citation=_CITATION,
-            inputs_description=_KWARGS,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-            ),
-        )
+        return metric_info(labse, _CITATION, _KWARGS)
 
     def _compute(self, predictions: list[str], references: list[str], **options: object) -> dict[str, object]:
         scores = labse.sentence_scores(predictions, references, **options)  # type: ignore[arg-type]
