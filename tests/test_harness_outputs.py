@@ -174,6 +174,12 @@ def test_lmms_eval_samples_whose_dataset_is_gone_are_one_line_not_a_traceback(tm
     assert main(["report", str(folder), "--out", str(tmp_path / "report")]) == 1  # written, the samples listed
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"arab-mm-tasks report: not read: {samples}: its documents could not be read back")
+    pearl = lmms_run(tmp_path, "pearl_predict_only", pearl=tmp_path / "moved")
+    (samples,) = pearl.rglob("*_samples_pearl_closed.jsonl")
+    judge = ["--judge", "model=j,base_url=http://127.0.0.1:9", "--out", str(tmp_path / "judged")]
+    assert main(["judge", str(samples), *judge]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"arab-mm-tasks judge: error: {samples}: its documents could not be read back")
 
 
 def test_judge_scores_lmms_eval_predict_only_samples_from_the_run_recorded_dataset(pearl_hub_dir, pearl_judge,

@@ -137,8 +137,9 @@ def read_saved(path: Path) -> SavedRun:
     if run.harness == "lmms-eval":  # lmms-eval saves no document: each is its doc_id's row of the run's dataset
         try:
             documents = harness_outputs.with_documents([{"doc_id": row.get("doc_id")} for row in rows], named)
-        except (OSError, ValueError, KeyError) as error:
-            raise ValueError(f"{path}: {error}") from None
+        except Exception as error:  # a source moved, gone or unbuildable: one line (exit 2), as `report` says it
+            reason = f"its documents could not be read back ({harness_outputs.short(error)})"
+            raise harness_outputs.UnreadableFile(path, reason) from None
         run.docs = [document["doc"] for document in documents]
     if run.harness in ("lm-eval", "lmms-eval"):
         _apply_run_options(spec, path)
