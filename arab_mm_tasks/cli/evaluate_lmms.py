@@ -142,7 +142,9 @@ def finished_results(output_path: Path, entry: Entry, settings: LmmsRunSettings)
             continue  # a file being written by a killed run: not finished
         if not isinstance(data, dict) or not settings.matches(data):
             continue
-        ran = entry.name in data.get("results", {}) or entry.name in data.get("group_subtasks", {})
+        # a task given by an alias ran under its spec's name (our lmms-eval tree registers no aliases)
+        names = [entry.name] if entry.name in all_families() else entry.tasks
+        ran = all(name in data.get("results", {}) or name in data.get("group_subtasks", {}) for name in names)
         if ran and _samples_saved(file, data):
             return file
     return None
@@ -210,6 +212,7 @@ def run_suite(
             print(f"[{number}/{len(entries)}] {item.name}: finished earlier, kept ({done})", flush=True)
         else:
             todo.append((number, item))
+    _require_judge([item for _, item in todo])
     not_computed = _preflight([item for _, item in todo], metadata or {}, skip_unavailable_metrics)
     lm = None
     for number, item in todo:
@@ -237,6 +240,21 @@ def run_suite(
         outcome[item.name] = "ran" + (f" (not computed: {', '.join(skipped)}, model unavailable)" if skipped else "")
         print(f"{stage}: done in {time.monotonic() - started:.1f} s -> {saved}", flush=True)
     return outcome
+
+
+def _require_judge(entries: Sequence[Entry]) -> None:
+    """Judged entries need a judge here: lmms-eval 0.7.3 fails on a score left unjudged (a TypeError in its
+    aggregation, after every answer was generated), where lm-eval saves the samples for `arab-mm-tasks judge`."""
+    from arab_mm_tasks.core import judging
+    from arab_mm_tasks.core.preflight import needs_judge
+
+    judged = [item.name for item in entries if any(needs_judge(all_specs()[task]) for task in item.tasks)]
+    if judged and judging.current_config() is None:
+        raise RunOptionError(
+            f"--harness lmms-eval: {', '.join(judged)}: judged metrics and no judge configured, which lmms-eval "
+            "0.7.3 cannot aggregate; give --judge (or ARAB_MM_JUDGE_MODEL), or run them with --harness lm-eval "
+            "and judge the samples later"
+        )
 
 
 def _model_class(model: str) -> type:
