@@ -19,7 +19,7 @@ Each build runs in a child process of its own (peak RSS only grows), through the
 ``build_from_args`` the ``arab-mm-tasks build`` command calls, and reports its peak RSS
 (``VmHWM``), wall time and the Arrow memory still allocated at the end. ``--baseline DIR`` runs
 the same builds a second time on another checkout's code (e.g. ``/work/main`` before streaming)
-with ``PYTHONPATH=DIR``, side by side:
+with ``PYTHONPATH=DIR``, side by side (both codes at one size before the next size):
 
     python benchmarks/builder_memory.py                            # 1k/5k/20k images, 20/100/500 clips, text, ARB
     python benchmarks/builder_memory.py --baseline /work/main      # before/after
@@ -331,18 +331,20 @@ def main() -> None:
     runs = [*((kind, args.images) for kind in image_kinds), ("clips", args.clips), ("text", args.text)]
     runs.append(("arb", args.arb))
     for kind, sizes in runs:
-        for code_name, code in codes.items():
-            peaks = []
-            for size in sizes:
-                result = run(kind, source_for(kind, size, args.work, args.row_group), code, args.work)
-                peaks.append(result["peak_rss_mb"])
+        peaks: dict[str, list[float]] = {code_name: [] for code_name in codes}
+        for size in sizes:  # both codes side by side at each size, so a change of load falls on both
+            source = source_for(kind, size, args.work, args.row_group)
+            for code_name, code in codes.items():
+                result = run(kind, source, code, args.work)
+                peaks[code_name].append(result["peak_rss_mb"])
                 print(
                     f"| {kind} | {code_name} | {result['rows']} | {result['peak_rss_mb']:.0f} | "
                     f"{result['seconds']:.1f} | {result['arrow_mb_at_end']:.1f} | {result['shards']} |",
                     flush=True,
                 )
-            if len(peaks) > 1:
-                print(f"| {kind} | {code_name} | ratio {sizes[-1]}/{sizes[0]} | {peaks[-1] / peaks[0]:.2f}x | | | |")
+        for code_name, got in peaks.items():
+            if len(got) > 1:
+                print(f"| {kind} | {code_name} | ratio {sizes[-1]}/{sizes[0]} | {got[-1] / got[0]:.2f}x | | | |")
     print(f"load {os.getloadavg()[0]:.2f} at end")
 
 

@@ -1,4 +1,4 @@
-"""Peak memory of a real CVVQA (or CIVQA) run, lm-eval or lighteval, as the number of clips (images) grows.
+"""Peak memory of a real CVVQA (or CIVQA) run, lm-eval, lighteval or lmms-eval, as the number of clips grows.
 
 lm-eval builds every request before generating; before lazy frames each request held its clip's
 decoded frames (PIL RGB, 4 bytes a pixel: 37 MB for ten 720p frames), so memory grew with the
@@ -9,7 +9,11 @@ the flat ~51 KB clips of the first measurements. Then it runs
 ``python -m lm_eval --model hf-multimodal`` (or, with ``--harness lighteval``, our lighteval
 command line with ``--vision-model``) with the tiny random-weight VLM on gimmick_cvvqa_none
 in a child process per (code, N) under ``/usr/bin/time -v``, and prints peak RSS and its growth
-per clip. "before" runs the code in BEFORE_ROOT (default /work/main, the main branch's checkout),
+per clip. With ``--harness lmms-eval`` (run this script with the Python of an environment holding
+the ``[lmms]`` extra) the child is ``python -m lmms_eval --model llava_hf`` on the same task, named
+in a ``--tasks DIR`` task file whose ``metadata`` carries ``gimmick_path``. Runs go in order of size,
+"before" and "after" side by side at each size, so a change of machine load falls on both.
+"before" runs the code in BEFORE_ROOT (default /work/main, the main branch's checkout),
 "after" this checkout: ``python -m`` puts the working directory first on sys.path, so each
 child imports the package from its own root.
 
@@ -18,6 +22,8 @@ child imports the package from its own root.
     python benchmarks/cvvqa_memory.py --harness lighteval --before-root /tmp/before-lazy
     python benchmarks/cvvqa_memory.py --near-empty --sizes 20 200
     python benchmarks/cvvqa_memory.py --task civqa --sizes 200 1000   # an image task: ~200 KB JPEGs
+    /work/lmms-venv/bin/python benchmarks/cvvqa_memory.py --harness lmms-eval --sizes 20 200 --before-sizes
+    python benchmarks/cvvqa_memory.py --sizes 20 200 --breakdown   # in-process: where the memory is (anon/file)
 
 With ``--task civqa`` the folder's civqa config holds N rows of 1024x768 JPEGs of ~200 KB (a
 smooth random picture with fine noise, as photos compress; a few distinct ones repeated), run as
@@ -119,6 +125,13 @@ def build_image_folder(work: Path, rows: int) -> Path:
 
 def harness_command(harness: str, task: str, model: Path, folder: Path, out: Path) -> list[str]:
     """The child's command line: the package is imported from its working directory (``python -m``)."""
+    if harness == "lmms-eval":
+        return [
+            sys.executable, "-m", "lmms_eval", "--model", "llava_hf",
+            "--model_args", f"pretrained={model},dtype=float32,device_map=cpu", "--device", "cpu",
+            "--tasks", str(lmms_task_folder(task, folder, out)), "--include_path", lmms_tree(),
+            "--gen_kwargs", "max_new_tokens=2", "--batch_size", "1", "--output_path", str(out),
+        ]  # fmt: skip
     if harness == "lm-eval":
         return [
             sys.executable, "-m", "lm_eval", "--model", "hf-multimodal",
@@ -135,11 +148,26 @@ def harness_command(harness: str, task: str, model: Path, folder: Path, out: Pat
     ]  # fmt: skip
 
 
+def lmms_task_folder(task: str, folder: Path, out: Path) -> Path:
+    """lmms-eval has no ``--metadata``: a ``--tasks DIR`` task file names our task and its data (docs/lmms_eval.md)."""
+    tasks = out / "tasks"
+    tasks.mkdir(parents=True)
+    (tasks / f"{task}.yaml").write_text(json.dumps({"task": task, "metadata": {"gimmick_path": str(folder)}}))
+    return tasks
+
+
+def lmms_tree() -> str:
+    from arab_mm_tasks.harness import lmms_eval_tasks
+
+    return lmms_eval_tasks.tasks_path()
+
+
 def samples_scored(harness: str, task: str, out: Path) -> int | None:
-    """Samples the run scored (lm-eval says; lighteval's results do not, and no --max-samples is passed)."""
-    if harness != "lm-eval":
+    """Samples the run scored (lm-eval and lmms-eval say; lighteval's results do not, and no --max-samples is
+    passed)."""
+    if harness == "lighteval":
         return None
-    (results,) = out.rglob("results_*.json")
+    (results,) = [*out.rglob("results_*.json"), *out.rglob("*_results.json")]
     return json.loads(results.read_text())["n-samples"][task]["effective"]
 
 
@@ -159,9 +187,57 @@ def run_harness(harness: str, task: str, root: Path, model: Path, folder: Path, 
     return {"peak_mb": peak_kb / 1024, "wall_s": wall, "samples": samples}
 
 
+def rss_kb() -> dict[str, int]:
+    """This process's resident memory split as the kernel keeps it (/proc/self/status, kB): anonymous (the
+    heap: objects, decoded pixels) and file-backed (pages of mapped files, such as the dataset's Arrow file,
+    which the kernel can drop and read again)."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    return {key: int(fields[key].split()[0]) for key in ("VmRSS", "RssAnon", "RssFile", "VmHWM")}
+
+
+def breakdown(harness: str, task: str, folder: Path, marks: list[int]) -> None:
+    """In one process, what a run does with every document: list the task's documents, then for each one
+    take its visuals (lmms-eval ``doc_to_visual``; lm-eval ``doc_to_image``) and decode every frame, as the
+    model class does at generation, keeping nothing; print the resident memory split after ``marks`` documents.
+    """
+    import numpy as np
+
+    metadata = {"gimmick_path": str(folder)}
+    if harness == "lmms-eval":
+        from lmms_eval.tasks import TaskManager
+
+        manager = TaskManager("ERROR", include_path=lmms_tree(), include_defaults=False)
+        (loaded,) = manager.load_task_or_group([{"task": task, "metadata": metadata}]).values()
+        visuals = loaded.doc_to_visual
+    else:
+        from lm_eval.tasks import TaskManager
+
+        from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR
+
+        manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
+        (loaded,) = manager.load([task])["tasks"].values()
+        visuals = loaded.doc_to_image
+    start = rss_kb()
+    docs = list(loaded.test_docs())
+    listed = rss_kb()
+    print(f"{harness} {task}, {len(docs)} documents, in-process; MB over the start, after ...")
+    print("| documents | RSS | anonymous | file-backed | peak RSS |")
+    print("|---|---|---|---|---|")
+    row = "| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |"
+    delta = {key: (listed[key] - start[key]) / 1024 for key in start}
+    print(row.format("listed", delta["VmRSS"], delta["RssAnon"], delta["RssFile"], delta["VmHWM"]), flush=True)
+    for n, doc in enumerate(docs, start=1):
+        for image in visuals(doc):
+            np.asarray(image.convert("RGB"))  # decoded as the model's processor decodes it, then dropped
+        if n in marks or n == len(docs):
+            now = rss_kb()
+            delta = {key: (now[key] - start[key]) / 1024 for key in start}
+            print(row.format(n, delta["VmRSS"], delta["RssAnon"], delta["RssFile"], delta["VmHWM"]), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--harness", choices=["lm-eval", "lighteval"], default="lm-eval")
+    parser.add_argument("--harness", choices=["lm-eval", "lighteval", "lmms-eval"], default="lm-eval")
     parser.add_argument("--task", choices=["cvvqa", "civqa"], default="cvvqa", help="clips, or ~200 KB images")
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 50, 200])
     parser.add_argument("--before-sizes", type=int, nargs="*", help="sizes for the 'before' code (default --sizes)")
@@ -171,6 +247,7 @@ def main() -> None:
     parser.add_argument("--height", type=int, default=720)
     parser.add_argument("--bitrate", default="2000k", help="of the textured clips (default 2000k: ~2.7 MB per 10 s)")
     parser.add_argument("--near-empty", action="store_true", help="flat frames (~51 KB clips) instead of textured")
+    parser.add_argument("--breakdown", action="store_true", help="in-process: every document's visuals, RSS split")
     args = parser.parse_args()
     bitrate = None if args.near_empty else args.bitrate
     from arab_mm_tasks.testing.tiny_model import build_tiny_vlm
@@ -183,7 +260,9 @@ def main() -> None:
         build_tiny_vlm(model)
     before_sizes = args.sizes if args.before_sizes is None else args.before_sizes
     runs = [("before", args.before_root, n) for n in before_sizes] + [("after", ROOT, n) for n in args.sizes]
-    which = "lm_eval hf-multimodal" if args.harness == "lm-eval" else "arab-mm-lighteval --vision-model"
+    runs.sort(key=lambda run: run[2])  # by size, before and after side by side (stable: before first)
+    which = {"lm-eval": "lm_eval hf-multimodal", "lighteval": "arab-mm-lighteval --vision-model",
+             "lmms-eval": "lmms-eval llava_hf"}[args.harness]  # fmt: skip
     task = f"gimmick_{args.task}_none"
     if args.task == "cvvqa":
         folders = {n: build_folder(args.work, n, (args.width, args.height), 10.0, bitrate) for _, _, n in runs}
@@ -193,6 +272,10 @@ def main() -> None:
         folders = {n: build_image_folder(args.work, n) for _, _, n in runs}
         sizes = [len(photo_jpeg(k)) for k in range(DISTINCT_IMAGES)]
         media = "1024x768 JPEGs"
+    if args.breakdown:
+        largest = max(args.sizes)
+        breakdown(args.harness, task, folders[largest], sorted({1, *args.sizes}))
+        return
     print(
         f"{which}, tiny VLM, {task}, {media} ({min(sizes) / 1e6:.2f}-{max(sizes) / 1e6:.2f} MB), "
         f"max_gen_toks=2, batch 1; load before: {os.getloadavg()[0]:.2f}"

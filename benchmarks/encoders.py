@@ -2,9 +2,12 @@
 
 2,000 Arabic sentence pairs (lines of GPT-4.1's reasoning steps against the gold steps' lines
 in ARB's released CSV: real text of varied length) are scored by BERTScore, LaBSE similarity
-and ALDi twice: as the package does it (batches of 32, sorted by length) and one pair or text
+and ALDi both ways: as the package does it (batches of 32, sorted by length) and one pair or text
 per call (``batch_size=1``: what the ALDi authors' code does, and what a per-sample harness
-metric would do). Prints the time of each, the ratio and the largest score difference.
+metric would do). The two are interleaved round by round (``--rounds``, the order swapped every
+round), so a change of machine load falls on both alike; timing one then the other back to back
+on a shared machine measured the load as much as the batching. Prints the median time of each,
+the median of the rounds' speed-ups with their range, and the largest score difference.
 
 Encoders (``--encoder``):
 - ``minilm`` (default where the test extra is installed): the packaged all-MiniLM-L6-v2, a real
@@ -15,7 +18,7 @@ Encoders (``--encoder``):
 - a folder: any encoder on disk.
 For ALDi a one-output regression head is put on the encoder (random weights: speed, not scores).
 
-Usage: python benchmarks/encoders.py [--sentences 2000] [--encoder minilm|bert-base|DIR]
+Usage: python benchmarks/encoders.py [--sentences 2000] [--rounds 3] [--encoder minilm|bert-base|DIR]
        [--device cpu|cuda] [--threads N] [--texts ARB_CSV(.xz)]
 """
 
@@ -26,6 +29,7 @@ import csv
 import io
 import lzma
 import os
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -84,9 +88,22 @@ def timed(fn: Callable[[], list[float]]) -> tuple[float, list[float]]:
     return time.perf_counter() - start, scores
 
 
+def interleaved(batched: Callable[[], list[float]], single: Callable[[], list[float]], rounds: int):
+    """Times of each per round, the order swapped every round; and the last scores of each."""
+    times: dict[str, list[float]] = {"batched": [], "single": []}
+    scores: dict[str, list[float]] = {}
+    for k in range(rounds):
+        order = [("batched", batched), ("single", single)]
+        for name, fn in order if k % 2 == 0 else order[::-1]:
+            seconds, scores[name] = timed(fn)
+            times[name].append(seconds)
+    return times, scores
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of both ways, interleaved (default 3)")
     parser.add_argument("--encoder", default="minilm", help="minilm, bert-base or a folder")
     parser.add_argument("--device", default=None, help="default: CUDA when present, else CPU")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
@@ -109,9 +126,11 @@ def main() -> None:
     regressor = regression_copy(encoder, work / "aldi-head")
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     where = torch.cuda.get_device_name() if device == "cuda" else f"CPU, {torch.get_num_threads()} torch threads"
-    print(f"{len(predictions)} pairs, encoder {args.encoder}, {where}, load average {os.getloadavg()[0]:.2f}")
-    print("| metric | batched (32, length-sorted) | one at a time | speed-up | max difference (x100 scale) |")
-    print("|---|---|---|---|---|")
+    print(f"{len(predictions)} pairs, encoder {args.encoder}, {where}, {args.rounds} interleaved rounds, "
+          f"load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+    print("| metric | batched (32, length-sorted), median | one at a time, median | speed-up: median (range) "
+          "| max difference (x100 scale) | load after |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
     cases: dict[str, Callable[[int, int], list[float]]] = {
         "BERTScore recall": lambda b, n: bertscore.sentence_scores(
             predictions[:n], references[:n], model=encoder, batch_size=b, device=device
@@ -124,9 +143,12 @@ def main() -> None:
     everything = len(predictions)
     for name, run in cases.items():
         run(32, 64)  # warm-up: the model loads once per process, outside the timing
-        (batched, fast), (single, slow) = timed(partial(run, 32, everything)), timed(partial(run, 1, everything))
-        gap = max(abs(a - b) for a, b in zip(fast, slow, strict=True))
-        print(f"| {name} | {batched:.1f} s | {single:.1f} s | {single / batched:.1f}x | {gap:.1e} |", flush=True)
+        times, scores = interleaved(partial(run, 32, everything), partial(run, 1, everything), args.rounds)
+        ratios = [one / many for one, many in zip(times["single"], times["batched"], strict=True)]
+        gap = max(abs(a - b) for a, b in zip(scores["batched"], scores["single"], strict=True))
+        print(f"| {name} | {statistics.median(times['batched']):.1f} s | {statistics.median(times['single']):.1f} s "
+              f"| {statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f}) | {gap:.1e} "
+              f"| {os.getloadavg()[0]:.2f} |", flush=True)  # fmt: skip
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

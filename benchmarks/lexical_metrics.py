@@ -10,6 +10,8 @@ numbers come from, on the same rows in the same process, and their ratio (ours /
 - CIDEr-D: `cider.corpus_score`, which computes document frequencies once per corpus, vs the same
   scoring with the document frequencies recomputed for every sentence (the design it avoids).
 
+Each pair runs round by round, the order swapped every round (``--repeat`` rounds, medians reported).
+
 Usage: python benchmarks/lexical_metrics.py [--rows N] [--repeat 3] [--cider-rows 300]
 """
 
@@ -37,13 +39,24 @@ def load_rows(limit: int | None) -> tuple[list[str], list[str]]:
     return [r["gpt-4.1-steps"] for r in rows], [r["steps"] for r in rows]
 
 
-def timed(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def seconds(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def interleaved(ours: Callable[[], object], reference: Callable[[], object], rounds: int) -> tuple[float, float]:
+    """Median seconds of each, the two run round by round (order swapped every round), so that a change of load
+    on a shared machine falls on both alike instead of on whichever ran second."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for k in range(rounds):
+        if k % 2 == 0:
+            times[0].append(seconds(ours))
+            times[1].append(seconds(reference))
+        else:
+            times[1].append(seconds(reference))
+            times[0].append(seconds(ours))
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def nltk_sentence_bleu_loop(predictions: list[str], references: list[str]) -> float:
@@ -99,19 +112,20 @@ def cider_df_per_sentence(predictions: list[str], references: list[str]) -> floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=None, help="first N rows only (default: all 1,356)")
-    parser.add_argument("--repeat", type=int, default=3, help="median of this many runs (default 3)")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds; medians (default 3)")
     parser.add_argument("--cider-rows", type=int, default=300, help="rows for the CIDEr df comparison (default 300)")
     args = parser.parse_args()
     predictions, references = load_rows(args.rows)
-    print(f"{len(predictions)} ARB rows, median of {args.repeat}; load average {os.getloadavg()[0]:.2f}")
+    print(f"{len(predictions)} ARB rows, median of {args.repeat} interleaved rounds; load {os.getloadavg()[0]:.2f}")
 
     def row(label: str, ours: Callable[[], object], reference_label: str, reference: Callable[[], object]) -> None:
         ours(), reference()  # warm-up: imports and caches are not what is compared
-        t_ours, t_ref = timed(ours, args.repeat), timed(reference, args.repeat)
-        print(f"| {label} | {t_ours:.2f} s | {reference_label} | {t_ref:.2f} s | {t_ours / t_ref:.2f}x |")
+        t_ours, t_ref = interleaved(ours, reference, args.repeat)
+        print(f"| {label} | {t_ours:.2f} s | {reference_label} | {t_ref:.2f} s | {t_ours / t_ref:.2f}x "
+              f"| {os.getloadavg()[0]:.2f} |", flush=True)  # fmt: skip
 
-    print("| ours | time | reference | time | ratio |")
-    print("|---|---|---|---|---|")
+    print("| ours | time | reference | time | ratio | load after |")
+    print("|---|---|---|---|---|---|")
     row(
         'BLEU `mode="arb"`',
         lambda: bleu.corpus_score(predictions, references, mode="arb"),
@@ -146,7 +160,7 @@ def main() -> None:
         "CIDEr-D, df per sentence",
         lambda: cider_df_per_sentence(few_predictions, few_references),
     )
-    t_all = timed(lambda: cider.corpus_score(predictions, references), args.repeat)
+    t_all = statistics.median(seconds(lambda: cider.corpus_score(predictions, references)) for _ in range(args.repeat))
     print(f"CIDEr-D over all {len(predictions)} rows, df once: {t_all:.2f} s")
 
 
