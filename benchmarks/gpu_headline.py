@@ -62,8 +62,9 @@ for module, name in (("lm_eval.models.hf_vlms", "HFMultimodalLM"), ("lm_eval.mod
         timed(getattr(importlib.import_module(module), name))
     except ImportError:
         pass
+stats = sys.argv[1]
 def record():
-    with open(sys.argv[1], "w") as handle:
+    with open(stats, "w") as handle:
         json.dump({"generate_seconds": spent[0],
                    "gpu_peak_bytes": torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None,
                    "rss_peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}, handle)
@@ -81,6 +82,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--dataset-path", action="append", default=[], metavar="BENCHMARK=DIR")
     parser.add_argument("--judge", help="judge settings (docs/judge.md); without it no judge time is measured")
     parser.add_argument("--model-args", default="", help="extra model arguments for both backends")
+    # lm-eval's hf-multimodal refuses --batch_size auto; vllm-vlm batches by itself ("auto")
+    parser.add_argument("--apply-chat-template", action=argparse.BooleanOptionalAction, default=True,
+                        help="lm-eval --apply_chat_template (instruction-tuned VLMs need it)")  # fmt: skip
+    parser.add_argument("--gen-kwargs", help="lm-eval --gen_kwargs overrides (default: each task's, the papers')")
+    parser.add_argument("--hf-batch-size", type=int, default=8, help="hf-multimodal's --batch_size")
     parser.add_argument("--out", type=Path, default=Path("gpu_headline.json"))
     return parser.parse_args(argv)
 
@@ -141,16 +147,18 @@ def run_entry(backend: str, entry: Any, args: argparse.Namespace, work: Path) ->
     out, stats = work / backend / entry.name, work / f"{backend}-{entry.name}.json"
     command = [sys.executable, "-c", CHILD, str(stats), "--model", backend,
                "--model_args", model_args(args.model, args.model_args), "--tasks", entry.name,
-               "--metadata", metadata(args.dataset_path), "--limit", str(args.limit), "--batch_size", "auto",
-               "--apply_chat_template", "--predict_only", "--log_samples", "--output_path", str(out)]  # fmt: skip
+               "--metadata", metadata(args.dataset_path), "--limit", str(args.limit),
+               "--batch_size", "auto" if backend == "vllm-vlm" else str(args.hf_batch_size),
+               "--predict_only", "--log_samples", "--output_path", str(out)]  # fmt: skip
+    command += ["--apply_chat_template"] if args.apply_chat_template else []
+    command += ["--gen_kwargs", args.gen_kwargs] if args.gen_kwargs else []
     env = {**os.environ, "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}  # vLLM's engine in the measured process
     start = time.perf_counter()
     proc = subprocess.run(command, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     row: dict[str, Any] = {"backend": backend, "entry": entry.name, "benchmark": entry.benchmark}
     if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
-        return {**row, "status": f"failed (exit {proc.returncode}): {tail[0]}"}
+        return {**row, "status": f"failed (exit {proc.returncode}): {last_error(proc.stderr or proc.stdout)}"}
     measured = json.loads(stats.read_text())
     items = items_in(out)
     generating, peak = measured["generate_seconds"], measured["gpu_peak_bytes"]
@@ -176,9 +184,15 @@ def judge(run: Path, args: argparse.Namespace, out: Path) -> tuple[float | None,
     proc = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
-        return None, f"ran; judging failed (exit {proc.returncode}): {tail[0]}"
+        return None, f"ran; judging failed (exit {proc.returncode}): {last_error(proc.stderr or proc.stdout)}"
     return round(seconds, 2), None
+
+
+def last_error(output: str) -> str:
+    """The line that says why a child failed: its last line naming an error (progress bars come after it)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line or "error:" in line]
+    return (errors or lines or ["(no output)"])[-1]
 
 
 def table(rows: list[dict[str, Any]]) -> str:
