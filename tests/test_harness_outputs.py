@@ -229,6 +229,30 @@ def test_judge_scores_lmms_eval_predict_only_samples_from_the_run_recorded_datas
     assert len(pearl_judge.requests) == calls  # every judgement came from the cache
 
 
+def test_judge_on_a_suites_folder_skips_and_lists_the_tasks_it_cannot_judge(gimmick_hub_dir, pearl_hub_dir,
+                                                                            pearl_judge, tmp_path, capsys):  # fmt: skip
+    from arab_mm_tasks.cli.judge_saved import judge_saved
+    from metric_plugins.judge.config import JudgeConfig
+
+    lmms_run(tmp_path / "suite", "civqa", gimmick=gimmick_hub_dir)
+    lmms_run(tmp_path / "suite", "pearl_predict_only", pearl=pearl_hub_dir)
+    (civqa,) = (tmp_path / "suite").rglob(f"*_samples_{CIVQA}.jsonl")
+    config = JudgeConfig(model="judge", base_url=pearl_judge.url, cache_path=str(tmp_path / "judge.sqlite"))
+    report = judge_saved([tmp_path / "suite"], config, tmp_path / "judged")
+    assert report["skipped"] == {str(civqa): f"task {CIVQA!r} has no judged metric"}
+    assert sorted(name.split(" ")[0] for name in report["results"]) == ["pearl_closed", "pearl_open"]
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"arab-mm-tasks judge: note: skipped 1 files of tasks with no judged metric ({civqa.name})"
+    )
+    saved = json.loads((tmp_path / "judged" / "results_judged.json").read_text("utf-8"))
+    assert saved["skipped"] == report["skipped"]
+    judge = ["--judge", f"model=judge,base_url={pearl_judge.url}", "--out", str(tmp_path / "again")]
+    assert main(["judge", str(civqa), *judge]) == 2  # named itself: an error, in one line
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"arab-mm-tasks judge: error: {civqa}: task {CIVQA!r} has no judged metric"
+    )
+
+
 # ------------------------------------------------------------------------------------ several jobs, one model
 
 

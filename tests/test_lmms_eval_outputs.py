@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import pytest
 from test_lmms_eval_adapter import _lmms_eval, _lmms_eval_cli, _task_files
@@ -65,8 +66,8 @@ def test_report_sample_scores_and_judge_read_a_real_lmms_eval_run(tmp_path, tiny
         # judge: the run's judged samples judged again from the same cache give the run's own score, no new call
         calls = len(server.requests)
         config = JudgeConfig(model="judge", base_url=server.url, cache_path=str(tmp_path / "judge.sqlite"))
-        (pearl,) = out.rglob("*_samples_pearl_closed.jsonl")  # (a task with no judged metric is refused)
-        report = judge_saved([pearl], config, tmp_path / "judged")
+        report = judge_saved([out], config, tmp_path / "judged")
+        assert [Path(file).name.split("_samples_")[1] for file in report["skipped"]] == ["gimmick_civqa_none.jsonl"]
         (key,) = [name for name in report["results"] if name.startswith("pearl_closed (lmms-eval: ")]
         assert report["results"][key]["acc"] == pytest.approx(results["pearl_closed"]["acc,none"])
         assert len(server.requests) == calls

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,8 +133,8 @@ def read_saved(path: Path) -> SavedRun:
         run = SavedRun(path, named.task, named.harness, records)
         rows = records
     spec = all_specs().get(run.task)
-    if spec is None or not any(m.judge_prompt for m in spec.generative_metrics):
-        raise ValueError(f"{path}: task {run.task!r} has no judged metric")
+    if spec is None or not _is_judged(run.task):
+        raise harness_outputs.UnreadableFile(path, f"task {run.task!r} has no judged metric")
     if run.harness == "lmms-eval":  # lmms-eval saves no document: each is its doc_id's row of the run's dataset
         try:
             documents = harness_outputs.with_documents([{"doc_id": row.get("doc_id")} for row in rows], named)
@@ -227,7 +228,9 @@ def judge_saved(
     The report's ``summary`` adds up the judge runs (calls, cache hits, retries, invalid, failed).
     `JudgeStopped` (unreachable endpoint, bad key, unknown model) propagates: no results file is written.
     `dataset_paths` (benchmark -> folder or repo) is where the images come from for judges that
-    look at them (Pearl's open-ended rubric): saved samples do not hold images.
+    look at them (Pearl's open-ended rubric): saved samples do not hold images. A file found in a
+    folder whose task has no judged metric (a suite's other tasks) is skipped, and listed in the
+    report's ``skipped`` and on stderr; one named itself is an error.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -235,16 +238,32 @@ def judge_saved(
     summaries: list[JudgeSummary] = []
     images: dict[str, list[Any]] = {}
     set_saved_images(lambda value: images.get(value["judge"].get("images") or ""))
+    paths = list(paths)
+    named = {Path(path) for path in paths}
+    skipped: dict[str, str] = {}
     try:
         for path in find_saved(paths):
+            saved = samples_file(path)
+            if path not in named and saved is not None and not _is_judged(saved.task):
+                skipped[str(path)] = f"task {saved.task!r} has no judged metric"
+                continue
             for run in read_runs(path, dataset_paths):
                 summaries += _judge_file(run, config, out, results, images, dict(dataset_paths or {}))
     finally:
         set_saved_images(None)
     summary = JudgeSummary.total(summaries).to_dict()
     report = {"results": results, "judge": config.to_dict(), "summary": summary}
+    if skipped:
+        report["skipped"] = skipped
+        print(f"arab-mm-tasks judge: note: skipped {len(skipped)} files of tasks with no judged metric "
+              f"({', '.join(sorted({Path(f).name for f in skipped}))})", file=sys.stderr)  # fmt: skip
     (out / "results_judged.json").write_text(_dumps(report, indent=2) + "\n", "utf-8")
     return report
+
+
+def _is_judged(task: str) -> bool:
+    spec = all_specs().get(task)
+    return spec is not None and any(metric.judge_prompt for metric in spec.generative_metrics)
 
 
 def _judge_file(
