@@ -321,6 +321,9 @@ def _evaluate_entry(
             verbosity="ERROR",
         )
     results["config"]["model"] = settings.model  # as the command line records it (not the object's class name)
+    # lmms-eval logs the model *object* as the run's model_source and deep-copies it into the results file: an
+    # API model's HTTP client (locks) cannot be copied, and the save fails; the command line logs the type name
+    tracker.general_config_tracker.model_source = settings.model
     if not_computed:  # a named outcome in the results file, not a silent absence (NaN values, all unscored)
         results["not_computed"] = dict(not_computed)
     samples = results.pop("samples")
