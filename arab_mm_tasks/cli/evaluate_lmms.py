@@ -12,7 +12,9 @@ member carrying them, since lmms-eval keeps a group's ``metadata`` to itself. Th
 this process, never put in a task's ``metadata``, which lmms-eval writes into its results files.
 
 ArabCulture (log-likelihood) is not registered in lmms-eval: its entries are skipped with a note, and a
-suite of nothing else is refused in one line.
+suite of nothing else is refused in one line; so are judged entries without a judge, since lmms-eval 0.7.3
+fails on an unjudged score after generating every answer. The model's weights stay loaded across entries
+(`_model_kept`: lmms-eval's `evaluate` ends by deleting them).
 
 Resume, as `evaluate` for lm-eval: an entry is finished when an lmms-eval results file of the same model,
 model arguments, limit and generation settings holds it and every samples file it names is complete; a
