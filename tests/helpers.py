@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,14 @@ def console_script(name: str) -> str:
     if not found:
         pytest.fail(f"console script {name!r} is not installed; install the package (pip install .)")
     return found
+
+
+def command_line_env() -> dict[str, str]:
+    """`cli_env` (conftest.py) for a module- or session-scoped fixture, which cannot take a per-test fixture:
+    offline, no PYTHONPATH so the installed package runs, one torch thread."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1")
+    return env
 
 
 def run_cli(
@@ -51,10 +60,12 @@ def lm_eval_refusal(tasks: list[str], metadata: dict[str, Any]) -> str:
     """
     from lm_eval.tasks import TaskManager
 
-    from arab_mm_tasks.harness import lm_eval_hooks  # noqa: F401  (installs the one-line excepthook)
+    from arab_mm_tasks.harness import lm_eval_hooks
     from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR
 
-    assert getattr(sys.excepthook, "_arab_mm", False), "lm_eval_hooks' one-line excepthook is not installed"
+    # what importing the hooks does in lm_eval's process; again here (a no-op when it is in place) in case a test
+    # before this one in the worker put its own `sys.excepthook` back
+    lm_eval_hooks._print_data_errors_as_one_line()
     manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
     try:
         manager.load(tasks)

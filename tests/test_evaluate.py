@@ -1,18 +1,25 @@
 """`arab-mm-tasks evaluate`, the installed command: a text-only model on the headline suite (vision tasks skipped
-with a note, GIMMICK's text-only members run), a vision model with a loopback judge, and re-runs that do no model
-or judge work: finished entries are skipped, an entry cut off before its results reuses responses and judgements."""
+with a note, GIMMICK's text-only members run; no --device means the CPU here; no credential is printed), a vision
+model with a loopback judge, and re-runs that do no model or judge work: finished entries are skipped, an entry cut
+off before its results reuses responses and judgements, a half-written samples file makes its entry run again."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from helpers import console_script, run_cli
+from helpers import HANG_TIMEOUT, command_line_env, console_script, run_cli
 
 from arab_mm_tasks.report.runs import read_runs
 from metric_plugins.judge.loopback import LoopbackServer
 
 pytestmark = pytest.mark.slow
+
+SECRET = "hf_NotARealTokenButShaped1234"
 
 
 def _evaluate(args: list[str], env: dict[str, str], cwd) -> str:
@@ -20,29 +27,72 @@ def _evaluate(args: list[str], env: dict[str, str], cwd) -> str:
     return proc.stdout + proc.stderr
 
 
-def test_text_model_runs_the_headline_suite_and_skips_what_needs_images(
-    tmp_path, tiny_lm_dir, arabculture_hub_dir, gimmick_hub_dir, cli_env
-):
-    out = tmp_path / "runs"
-    args = ["--model", "hf", "--model_args", f"pretrained={tiny_lm_dir}", "--output_path", str(out),
+@dataclass(frozen=True)
+class TextRun:
+    """One `evaluate` of a text-only model on the headline suite, read by several tests (each start of the
+    command costs the model load and lm-eval's set-up): its arguments, environment, output folder and log."""
+
+    args: list[str]
+    env: dict[str, str]
+    out: Path
+    stdout: str
+    log: str
+
+
+@pytest.fixture(scope="module")
+def text_run(tmp_path_factory, tiny_lm_dir, arabculture_hub_dir, gimmick_hub_dir) -> TextRun:
+    """No --device (this machine has no CUDA) and a token in --model_args, as a user might pass them."""
+    root = tmp_path_factory.mktemp("text-run")
+    out = root / "runs"
+    args = ["--model", "hf", "--model_args", f"pretrained={tiny_lm_dir},token={SECRET}", "--output_path", str(out),
             "--dataset-path", f"arabculture={arabculture_hub_dir}", "--dataset-path", f"gimmick={gimmick_hub_dir}",
             "--limit", "2", "--gen_kwargs", "max_gen_toks=4"]  # fmt: skip
-    env = {**cli_env, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
-    log = _evaluate(args, env, tmp_path)
+    env = {**command_line_env(), "XDG_CACHE_HOME": str(root / "xdg")}
+    proc = run_cli([console_script("arab-mm-tasks"), "evaluate", *args], env=env, cwd=root)
+    return TextRun(args, env, out, proc.stdout, proc.stdout + proc.stderr)
+
+
+def test_text_model_runs_the_headline_suite_and_skips_what_needs_images(tmp_path, text_run):
+    log = text_run.log
     for name in ("gimmick_civqa_none", "pearl", "jeem_caption", "arb"):
         assert f"{name}: skipped: needs images, and model type 'hf' is text-only" in log
     assert "ran its text-only members gimmick_coqa_c_text" in log
-    (run,) = read_runs([out])
+    (run,) = read_runs([text_run.out])
     # lm-eval's own output: the headline ArabCulture variants and GIMMICK's text-only inputs
     assert {"arabculture_mcq_en_none", "arabculture_completion_en_none", "gimmick_coqa_c_text",
             "gimmick_coqa_r_text", "gimmick_ckqa_d_text"} <= set(run.results)  # fmt: skip
     assert len(run.samples("arabculture_mcq_en_none")) == 2 * 13  # --limit 2 per country subtask
-    results = sorted(out.rglob("results_*.json"))
+    results = sorted(text_run.out.rglob("results_*.json"))
 
-    again = _evaluate(args, env, tmp_path)
-    assert "loading model" not in again  # nothing left to run: the model is never loaded
-    assert again.count("finished earlier, kept") == 5
-    assert sorted(out.rglob("results_*.json")) == results
+    again = run_cli([console_script("arab-mm-tasks"), "evaluate", *text_run.args], env=text_run.env, cwd=tmp_path)
+    again_log = again.stdout + again.stderr
+    assert "loading model" not in again_log  # nothing left to run: the model is never loaded
+    assert again_log.count("finished earlier, kept") == 5
+    assert sorted(text_run.out.rglob("results_*.json")) == results
+
+
+def test_no_device_runs_on_the_cpu_no_token_printed_and_a_cut_samples_file_reruns(tmp_path, text_run, tiny_lm_dir):
+    assert f"loading model hf (pretrained={tiny_lm_dir},token=<redacted>) on cpu" in text_run.stdout
+    assert SECRET not in text_run.log
+    out = tmp_path / "runs"  # a copy: the shared run stays as it was written
+    shutil.copytree(text_run.out, out)
+    args = [out if arg == str(text_run.out) else arg for arg in text_run.args]
+    (samples,) = out.rglob("samples_arabculture_mcq_en_none_egypt_*.jsonl")
+    lines = samples.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert len(lines) == 2
+    results = len(list(out.rglob("results_*.json")))
+
+    samples.write_text(lines[0] + lines[1][: len(lines[1]) // 2], encoding="utf-8")  # killed while writing
+    third = subprocess.run(
+        [console_script("arab-mm-tasks"), "evaluate", *map(str, args)], env=text_run.env, cwd=tmp_path,
+        capture_output=True, text=True, timeout=HANG_TIMEOUT,
+    )  # fmt: skip
+    assert third.returncode == 0, third.stdout + third.stderr
+    assert "arabculture_mcq: finished earlier" not in third.stdout
+    assert "] arabculture_mcq: running" in third.stdout  # the suite's entry for arabculture_mcq_en_none
+    assert third.stdout.count("finished earlier, kept") == 4  # the suite's other entries
+    assert SECRET not in third.stdout + third.stderr
+    assert len(list(out.rglob("results_*.json"))) == results + 1  # the entry ran again, into a new results file
 
 
 def test_vision_model_judged_and_resumed_without_model_or_judge_work(tmp_path, tiny_vlm_dir, gimmick_hub_dir, cli_env):
