@@ -11,6 +11,9 @@ process relies on would break on the way (`arab_mm_tasks.core.scoring`):
 - a judge request or a batched metric names its images by a token into the scoring process's
   registry, which another rank does not have.
 
+lmms-eval gathers the same way (each metric's list in a gather of its own); its hook does the same. (Not run
+data-parallel here: lmms-eval's models place ranks on CUDA devices only.)
+
 So in a data-parallel run the hook returns its values as `RankValue`s: a pickled one is
 rebuilt as the one object of that sample already known to the receiving process (by a uid), and
 one holding an image token carries the images (PNG) along, kept there under the same token for

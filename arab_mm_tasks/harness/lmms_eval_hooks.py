@@ -33,6 +33,7 @@ from arab_mm_tasks.core.run_options import validate_run_options
 from arab_mm_tasks.core.scoring import aggregator, needs_images, score_sample
 from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
 from arab_mm_tasks.core.spec import IMAGE_PLACEHOLDER, recent_renderer
+from arab_mm_tasks.harness.lm_eval_ranks import data_parallel, rank_values
 
 # `metadata` keys the generator writes for lmms-eval itself; every other key is a run option of ours.
 TASK_METADATA_KEYS = ("version", "description")
@@ -142,7 +143,8 @@ def generative_hooks(task: str) -> dict[str, Callable]:
 
     def process_results(doc: dict, results: list[str], **_: Any) -> dict:
         images = render(doc).images if needs_images(spec) else None  # what the model saw (DCScore's verifier)
-        return score_sample(spec, doc, results[0], images)
+        values = score_sample(spec, doc, results[0], images)
+        return rank_values(values) if data_parallel() else values  # gathered to rank 0 intact (lm_eval_ranks)
 
     def doc_to_messages(doc: dict, **_: Any) -> list[dict]:
         # one user turn, each image where its placeholder is: the text parts joined with "<image>" between
