@@ -1,18 +1,19 @@
 """The headline suite on a GPU with a small real VLM, through lm-eval's ``vllm-vlm`` and ``hf-multimodal``.
 
 Per (backend, headline entry) it records: items/s of the model (documents over the seconds spent in the
-model's ``generate_until``, so model loading is not counted; the entry runs with ``--predict_only``), the
-child's wall time, peak GPU memory (``torch.cuda.max_memory_allocated`` in the process that ran the model;
-vLLM's engine is kept in that process with ``VLLM_ENABLE_V1_MULTIPROCESSING=0``, and vLLM reserves
-``gpu_memory_utilization`` of the card whatever it uses, so its number is what the engine allocated, reserve
-included), peak RSS of that process, and the judge's time: the saved samples judged afterwards with
-``arab-mm-tasks judge`` (only with ``--judge``; the judge's own cache path is given there, and a re-run of this
-script with the same cache measures cache hits, so give a fresh ``cache_path`` to time real judging).
+model's ``generate_until`` and ``loglikelihood``, so model loading is not counted; the entry runs with
+``--predict_only``), the child's wall time, peak GPU memory (``torch.cuda.max_memory_allocated`` in the
+process that ran the model; vLLM's engine is kept in that process with ``VLLM_ENABLE_V1_MULTIPROCESSING=0``,
+and vLLM reserves ``gpu_memory_utilization`` of the card whatever it uses, so its number is what the engine
+allocated, reserve included), peak RSS of that process, and the judge's time: the saved samples judged
+afterwards with ``arab-mm-tasks judge`` (only with ``--judge``; the judge's own cache path is given there, and
+a re-run of this script with the same cache measures cache hits, so give a fresh ``cache_path`` to time real
+judging).
 
 It runs only where a CUDA GPU is visible; anywhere else it prints one line and exits 1, writing nothing.
-ArabCulture's headline tasks are log-likelihood ones, which neither backend computes for a VLM: they are
-recorded as not run, with that reason, never as a number. ``vllm-vlm`` is skipped (and said so) when vLLM is
-not importable.
+ArabCulture's headline tasks are log-likelihood ones over text only, which both backends score with the
+VLM's language model (lm-eval sends text-only requests down its text path). ``vllm-vlm`` is skipped (and
+said so) when vLLM is not importable; a child that fails is a row with its error line, never a number.
 
     python benchmarks/gpu_headline.py --model Qwen/Qwen2.5-VL-3B-Instruct --limit 100 \\
         --dataset-path gimmick=/data/gimmick --dataset-path pearl=/data/pearl --dataset-path jeem=/data/jeem \\
@@ -43,29 +44,32 @@ NO_GPU = (
 )
 
 # Runs lm-eval's command line in this child and, at its exit, records what only this process can see: the
-# time spent inside the model's generate_until (items/s without model loading), peak GPU memory and RSS.
+# time spent inside the model's generate_until and loglikelihood (items/s without model loading), peak GPU
+# memory and RSS.
 CHILD = """\
 import atexit, importlib, json, resource, runpy, sys, time
 import torch
 spent = [0.0]
-def timed(cls):
-    original = cls.generate_until
-    def generate_until(self, *args, **kwargs):
+def timed(cls, method):
+    original = getattr(cls, method)
+    def run(self, *args, **kwargs):
         start = time.perf_counter()
         try:
             return original(self, *args, **kwargs)
         finally:
             spent[0] += time.perf_counter() - start
-    cls.generate_until = generate_until
+    setattr(cls, method, run)
 for module, name in (("lm_eval.models.hf_vlms", "HFMultimodalLM"), ("lm_eval.models.vllm_vlms", "VLLM_VLM")):
     try:
-        timed(getattr(importlib.import_module(module), name))
+        cls = getattr(importlib.import_module(module), name)
+        timed(cls, "generate_until")
+        timed(cls, "loglikelihood")  # ArabCulture's (the VLM's text path)
     except ImportError:
         pass
 stats = sys.argv[1]
 def record():
     with open(stats, "w") as handle:
-        json.dump({"generate_seconds": spent[0],
+        json.dump({"model_seconds": spent[0],
                    "gpu_peak_bytes": torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None,
                    "rss_peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}, handle)
 atexit.register(record)
@@ -113,12 +117,6 @@ def headline_entries() -> list[Any]:
     return suite_entries("headline", None)
 
 
-def log_likelihood(entry: Any) -> bool:
-    from arab_mm_tasks.core.registry import all_specs
-
-    return any(all_specs()[task].output_type != "generate_until" for task in entry.tasks)
-
-
 def metadata(dataset_paths: list[str]) -> str:
     """lm-eval --metadata for the local datasets (``<benchmark>_path``), as `arab-mm-tasks evaluate` passes them."""
     paths = dict(item.split("=", 1) for item in dataset_paths)
@@ -161,8 +159,8 @@ def run_entry(backend: str, entry: Any, args: argparse.Namespace, work: Path) ->
         return {**row, "status": f"failed (exit {proc.returncode}): {last_error(proc.stderr or proc.stdout)}"}
     measured = json.loads(stats.read_text())
     items = items_in(out)
-    generating, peak = measured["generate_seconds"], measured["gpu_peak_bytes"]
-    row.update(status="ran", items=items, wall_seconds=round(seconds, 2), generate_seconds=round(generating, 2),
+    generating, peak = measured["model_seconds"], measured["gpu_peak_bytes"]
+    row.update(status="ran", items=items, wall_seconds=round(seconds, 2), model_seconds=round(generating, 2),
                items_per_s=round(items / generating, 3) if generating else None,
                gpu_peak_gib=None if peak is None else round(peak / 2**30, 3),
                rss_peak_gib=round(measured["rss_peak_kib"] / 2**20, 3))  # fmt: skip
@@ -218,8 +216,6 @@ def main(argv: list[str] | None = None) -> int:
                 row = {"backend": backend, "entry": entry.name, "benchmark": entry.benchmark}
                 if backend == "vllm-vlm" and not vllm_importable():
                     rows.append({**row, "status": "not run: vllm is not importable here"})
-                elif log_likelihood(entry):
-                    rows.append({**row, "status": f"not run: log-likelihood task, which {backend} does not compute"})
                 else:
                     rows.append(run_entry(backend, entry, args, Path(tmp)))
                 print(table(rows[-1:]).splitlines()[-1], flush=True)
