@@ -11,7 +11,8 @@
   per-sample scores, all from the task's `TaskSpec`. Media stay lazy: each document holds where its
   bytes are, each request `LazyImage`s (`arab_mm_tasks.core.lazy_image`).
 - ``aggregate_micro`` / ``aggregate_macro`` / ``aggregate_region_<code>`` / ``aggregate_unscored``:
-  the same aggregations lm-eval's and lighteval's adapters use (`arab_mm_tasks.core.scoring`).
+  the same aggregations lm-eval's and lighteval's adapters use (`arab_mm_tasks.core.scoring`), each
+  wrapped in `CltAggregator`, which gives lmms-eval's standard error only the scored samples.
 
 Per-task hooks are resolved from the spec registry by name (module `__getattr__`): no prompt text
 lives here, so lm-eval and lmms-eval give a model the same bytes (tests/test_lmms_eval_adapter.py).
@@ -21,7 +22,8 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval.api.task import ConfigurableMessagesTask, ConfigurableTask
@@ -30,10 +32,12 @@ from arab_mm_tasks.core import judging
 from arab_mm_tasks.core.preflight import require_config
 from arab_mm_tasks.core.registry import all_specs, get_benchmark
 from arab_mm_tasks.core.run_options import validate_run_options
-from arab_mm_tasks.core.scoring import aggregator, needs_images, score_sample
+from arab_mm_tasks.core.scoring import Aggregator, aggregator, needs_images, score_sample
 from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
 from arab_mm_tasks.core.spec import IMAGE_PLACEHOLDER, recent_renderer
 from arab_mm_tasks.harness.lm_eval_ranks import data_parallel, rank_values
+from arab_mm_tasks.harness.lmms_eval_tasks import CLT_SCORE_KEY
+from arab_mm_tasks.report.harness_outputs import score_of
 
 # `metadata` keys the generator writes for lmms-eval itself; every other key is a run option of ours.
 TASK_METADATA_KEYS = ("version", "description")
@@ -169,6 +173,34 @@ def generative_hooks(task: str) -> dict[str, Callable]:
     }
 
 
+@dataclass(frozen=True)
+class CltAggregator:
+    """Our aggregation, then each value's score copied to `CLT_SCORE_KEY` where it has one (`score_of`'s rule).
+
+    lmms-eval computes a CLT standard error after every aggregation, from the task's ``score_key`` field
+    (ours: `CLT_SCORE_KEY`) of each dict value that has the field. A judged or batched value gets its
+    score only in our aggregation, and an unscored one keeps ``None`` there, on which lmms-eval's `np.std`
+    raises; so the field is written here, after scoring, and left out for an unscored value.
+    """
+
+    inner: Aggregator
+
+    @property
+    def __name__(self) -> str:
+        return self.inner.__name__
+
+    def __call__(self, values: Sequence[Any]) -> float:
+        result = self.inner(values)
+        for value in values:
+            if isinstance(value, dict):
+                score = score_of(value).value
+                if score is None:
+                    value.pop(CLT_SCORE_KEY, None)
+                else:
+                    value[CLT_SCORE_KEY] = score
+        return result
+
+
 _PER_TASK: dict[str, Callable] = {}
 _GENERATIVE_HOOKS = ("doc_to_messages_", "doc_to_text_", "doc_to_visual_", "doc_to_target_", "process_results_")
 
@@ -180,7 +212,7 @@ def _resolve(name: str) -> Callable | None:
             return generative_hooks(task)[prefix.rstrip("_")]
     if name.startswith("aggregate_"):
         try:
-            return aggregator(name.removeprefix("aggregate_"))
+            return CltAggregator(aggregator(name.removeprefix("aggregate_")))
         except KeyError:
             return None
     return None
