@@ -88,16 +88,23 @@ def test_invalid_judge_replies_are_unscored_and_counted_in_a_real_lmms_eval_run(
 
 
 @pytest.mark.slow
-def test_without_a_judge_every_judged_sample_is_unscored_and_the_run_saves_them(tmp_path, tiny_vlm_dir,
-                                                                                gimmick_hub_dir, cli_env):  # fmt: skip
-    """No judge: the run finishes and saves its samples (for `arab-mm-tasks judge` later), the score NaN and
-    every sample counted unscored, as lm-eval reports it (lmms-eval 0.7.3 died on this before)."""
-    tasks = _task_files(tmp_path / "tasks", {"task": TASK, "metadata": {"gimmick_path": str(gimmick_hub_dir)}})
-    all_results, all_samples = _results_and_samples(_lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, cli_env,
-                                                                    "--limit", "3"))  # fmt: skip
+def test_evaluate_without_a_judge_runs_and_counts_every_judged_sample_unscored(tmp_path, tiny_vlm_dir,
+                                                                               gimmick_hub_dir, cli_env):  # fmt: skip
+    """`evaluate --harness lmms-eval` with no judge, as with lm-eval: a note, then the run; its samples saved (for
+    `arab-mm-tasks judge` later), the score NaN and every sample counted unscored (lmms-eval 0.7.3 died on this)."""
+    from helpers import console_script, run_cli
+
+    out = tmp_path / "runs"
+    env = {key: value for key, value in cli_env.items() if key != "ARAB_MM_JUDGE_MODEL"}
+    done = run_cli([console_script("arab-mm-tasks"), "evaluate", "--harness", "lmms-eval", "--device", "cpu",
+                    "--model", "llava_hf", "--model_args", f"pretrained={tiny_vlm_dir},dtype=float32,device_map=cpu",
+                    "--output_path", str(out), "--gen_kwargs", "max_new_tokens=4", "--tasks", TASK, "--limit", "3",
+                    "--dataset-path", f"gimmick={gimmick_hub_dir}"], env=env, cwd=tmp_path)  # fmt: skip
+    assert f"note: no judge configured: the judged metrics of {TASK} will be 'not judged'" in done.stdout
+    all_results, all_samples = _results_and_samples(out)
     results, samples = all_results[TASK], all_samples[TASK]
     assert len(samples) == 3 and all(s["judge_score"]["score"] is None for s in samples)
     assert {s["judge_score"]["judge_status"] for s in samples} == {"not_judged"}  # as lm-eval saves them
     assert math.isnan(results["judge_score,none"])
     assert results["judge_score_unscored,none"] == 3
-    assert results["judge_score_stderr_clt,none"] == "N/A"
+    assert results["judge_score_stderr_clt,none"] == "N/A"  # no scored sample to take it over

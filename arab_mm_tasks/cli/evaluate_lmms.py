@@ -12,9 +12,10 @@ member carrying them, since lmms-eval keeps a group's ``metadata`` to itself. Th
 this process, never put in a task's ``metadata``, which lmms-eval writes into its results files.
 
 ArabCulture (log-likelihood) is not registered in lmms-eval: its entries are skipped with a note, and a
-suite of nothing else is refused in one line; so are judged entries without a judge, since lmms-eval 0.7.3
-fails on an unjudged score after generating every answer. The model's weights stay loaded across entries
-(`_model_kept`: lmms-eval's `evaluate` ends by deleting them).
+suite of nothing else is refused in one line. Judged entries without a judge run as with lm-eval: the
+preflight notes it, their judged scores are NaN, every sample counted in ``<name>_unscored`` and saved for
+`arab-mm-tasks judge` (`lmms_eval_tasks.CLT_SCORE_KEY` keeps lmms-eval's standard error off unscored samples).
+The model's weights stay loaded across entries (`_model_kept`: lmms-eval's `evaluate` ends by deleting them).
 
 Resume, as `evaluate` for lm-eval: an entry is finished when an lmms-eval results file of the same model,
 model arguments, limit and generation settings holds it and every samples file it names is complete; a
@@ -58,6 +59,7 @@ from arab_mm_tasks.cli.evaluate import (
 )
 from arab_mm_tasks.core.registry import all_families, all_specs
 from arab_mm_tasks.core.run_options import RunOptionError
+from arab_mm_tasks.report.harness_outputs import harness_of, results_files, samples_beside, stamp, stamp_order
 
 # lmms-eval 0.7.3 checkpoints its response cache every 256 responses (`_CHECKPOINT_INTERVAL`); a smaller step
 # loses fewer answers to a kill, at the price of smaller model calls (which matters to batched backends)
@@ -122,7 +124,7 @@ class LmmsRunSettings:
         from lmms_eval.evaluator import _redact_eval_config_secrets
         from lmms_eval.utils import simple_parse_args_string
 
-        if "lmms_eval_version" not in data:
+        if harness_of(data) != "lmms-eval":
             return False  # another harness's results file
         config = data.get("config", {})
         gen_kwargs = simple_parse_args_string(self.gen_kwargs) if self.gen_kwargs else None
@@ -136,8 +138,9 @@ class LmmsRunSettings:
 
 
 def finished_results(output_path: Path, entry: Entry, settings: LmmsRunSettings) -> Path | None:
-    """An lmms-eval results file of an earlier run of this entry with the same `settings`, samples complete."""
-    for file in sorted(output_path.rglob("*_results.json")):
+    """An lmms-eval results file of an earlier run of this entry with the same `settings`, samples complete
+    (the earliest such run, by the time in its name)."""
+    for file in sorted(results_files(output_path), key=lambda path: (stamp_order(stamp(path)), path)):
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -155,10 +158,9 @@ def finished_results(output_path: Path, entry: Entry, settings: LmmsRunSettings)
 def _samples_saved(results_file: Path, data: dict[str, Any]) -> bool:
     """Whether every task of a results file has its samples file, complete (lmms-eval writes them after the
     results file, appending line by line: a kill in between leaves none, or one cut short)."""
-    stamp = results_file.name.removesuffix("_results.json")
     counts = data.get("n-samples", {})
     return all(
-        samples_complete(results_file.parent / f"{stamp}_samples_{task}.jsonl", counts.get(task, {}).get("effective"))
+        samples_complete(samples_beside(results_file, task), counts.get(task, {}).get("effective"))
         for task in data.get("configs", {})
     )
 
@@ -214,7 +216,6 @@ def run_suite(
             print(f"[{number}/{len(entries)}] {item.name}: finished earlier, kept ({done})", flush=True)
         else:
             todo.append((number, item))
-    _require_judge([item for _, item in todo])
     not_computed = _preflight([item for _, item in todo], metadata or {}, skip_unavailable_metrics)
     lm = None
     for number, item in todo:
@@ -242,21 +243,6 @@ def run_suite(
         outcome[item.name] = "ran" + (f" (not computed: {', '.join(skipped)}, model unavailable)" if skipped else "")
         print(f"{stage}: done in {time.monotonic() - started:.1f} s -> {saved}", flush=True)
     return outcome
-
-
-def _require_judge(entries: Sequence[Entry]) -> None:
-    """Judged entries need a judge here: lmms-eval 0.7.3 fails on a score left unjudged (a TypeError in its
-    aggregation, after every answer was generated), where lm-eval saves the samples for `arab-mm-tasks judge`."""
-    from arab_mm_tasks.core import judging
-    from arab_mm_tasks.core.preflight import needs_judge
-
-    judged = [item.name for item in entries if any(needs_judge(all_specs()[task]) for task in item.tasks)]
-    if judged and judging.current_config() is None:
-        raise RunOptionError(
-            f"--harness lmms-eval: {', '.join(judged)}: judged metrics and no judge configured, which lmms-eval "
-            "0.7.3 cannot aggregate; give --judge (or ARAB_MM_JUDGE_MODEL), or run them with --harness lm-eval "
-            "and judge the samples later"
-        )
 
 
 def _model_class(model: str) -> type:
@@ -303,7 +289,7 @@ def _evaluate_entry(
     from arab_mm_tasks.harness.lmms_eval_tasks import tasks_path
 
     tracker = EvaluationTracker(output_path=str(output_path))
-    stamp = _free_stamp(output_path)
+    date_stamp = _free_stamp(output_path)
     # our tree only: lmms-eval's own hundreds of task folders are not indexed for a run of ours
     manager = TaskManager("ERROR", include_path=tasks_path(), include_defaults=False)
     with _entry_cache(settings.model, item.name, cache_chunk), _cache_stats(), _model_kept(lm):
@@ -319,7 +305,7 @@ def _evaluate_entry(
             log_samples=True,
             evaluation_tracker=tracker,
             gen_kwargs=settings.gen_kwargs,
-            datetime_str=stamp,  # its default is the time lmms-eval was imported: every entry would share it
+            datetime_str=date_stamp,  # its default is the time lmms-eval was imported: every entry would share it
             verbosity="ERROR",
         )
     results["config"]["model"] = settings.model  # as the command line records it (not the object's class name)
@@ -329,13 +315,12 @@ def _evaluate_entry(
     if not_computed:  # a named outcome in the results file, not a silent absence (NaN values, all unscored)
         results["not_computed"] = dict(not_computed)
     samples = results.pop("samples")
-    tracker.save_results_aggregated(results=results, samples=samples, datetime_str=stamp)
+    tracker.save_results_aggregated(results=results, samples=samples, datetime_str=date_stamp)
     for task_name in results["configs"]:
         tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
     saved = output_path / tracker.general_config_tracker.model_name_sanitized / f"{tracker.date_id}_results.json"
     # lmms-eval logs a failed save as a warning and goes on: a missing file here is an error, not a finished entry
-    missing = [p for p in [saved, *(saved.parent / f"{tracker.date_id}_samples_{t}.jsonl" for t in results["configs"])]
-               if not p.is_file()]  # fmt: skip
+    missing = [p for p in [saved, *(samples_beside(saved, t) for t in results["configs"])] if not p.is_file()]
     if missing:
         raise OSError(f"lmms-eval did not write {', '.join(map(str, missing))} (see its warning above)")
     print(make_table(results))
@@ -350,9 +335,9 @@ def _free_stamp(output_path: Path) -> str:
     from lmms_eval.utils import get_datetime_str
 
     while True:
-        stamp = get_datetime_str()
-        if not any(output_path.glob(f"*/{stamp}_*")):
-            return stamp
+        candidate = get_datetime_str()
+        if not any(output_path.glob(f"*/{candidate}_*")):
+            return candidate
         time.sleep(0.5)
 
 
