@@ -5,7 +5,9 @@ jobs' folders of one model merged into one run, the later timestamp winning a ta
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
 import math
 import shutil
@@ -302,3 +304,59 @@ def test_module_doctests_pass():
     import doctest
 
     assert doctest.testmod(harness_outputs).failed == 0
+
+
+# ------------------------------------------------------------------------------------ breakdown
+
+
+def _breakdown_rows(output: str, task: str) -> list[list[str]]:
+    """The body rows of `task`'s table in what `arab-mm-tasks breakdown` printed, as cell lists."""
+    section = output.split(f"\n{task} (", 1)[1].split("\n\n", 2)[1]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in section.splitlines()[2:]]
+
+
+@settings(max_examples=20, deadline=None)
+@given(raw=st.lists(NUMBERS, min_size=1, max_size=8), generative=st.booleans())
+def test_breakdown_counts_a_none_or_nan_sample_unscored_never_a_nan_mean(raw, generative, tmp_path_factory):
+    """The one rule in `breakdown`: lm-eval numbers and ``{"score": ...}`` values, None and NaN among them (lm-eval
+    writes NaN as a bare ``NaN``), give the mean of the others and their count apart."""
+    folder = tmp_path_factory.mktemp("breakdown")
+    lines = [{"doc_id": i, "doc": {"id": str(i), "topic": "Food"}, "acc": {"score": v} if generative else v}
+             for i, v in enumerate(raw)]  # fmt: skip
+    (folder / "samples_pearl_closed_2026-11-26T00-00-00.jsonl").write_text("\n".join(map(json.dumps, lines)))
+    scored = [v for v in raw if v is not None and not math.isnan(v)]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["breakdown", str(folder), "--by", "topic"]) == 0
+    ((topic, n, mean, *unscored),) = _breakdown_rows(out.getvalue(), "pearl_closed")
+    assert (topic, int(n)) == ("Food", len(raw))
+    if not scored:
+        assert mean == "nan"
+    else:
+        expected = sum(scored) / len(scored)
+        assert mean == (f"{expected:.2f}" if generative else f"{100 * expected:.1f}")
+    assert unscored == ([str(len(raw) - len(scored))] if len(scored) < len(raw) else [])
+
+
+def test_breakdown_reads_lmms_eval_samples_with_their_documents_read_back(gimmick_hub_dir, tmp_path, capsys):
+    folder = lmms_run(tmp_path, "civqa", gimmick=gimmick_hub_dir)
+    (samples_path,) = folder.rglob("*_samples_*.jsonl")
+    samples = [json.loads(line) for line in samples_path.read_text("utf-8").splitlines()]
+    samples[0]["relaxed_acc"]["score"], samples[1]["relaxed_acc"]["score"] = 100.0, math.nan  # NaN: unscored
+    samples_path.write_text("\n".join(map(json.dumps, samples)) + "\n", "utf-8")
+    assert main(["breakdown", str(folder), "--by", "id", "--metric", "relaxed_acc"]) == 0
+    ids = [row["id"] for row in split_rows("gimmick", gimmick_hub_dir, CIVQA)[:3]]  # only from the read-back rows
+    assert _breakdown_rows(capsys.readouterr().out, CIVQA) == [
+        [ids[0], "1", "100.00", "0"], [ids[1], "1", "nan", "1"], [ids[2], "1", "0.00", "0"],
+    ]  # fmt: skip
+    assert main(["breakdown", str(samples_path), "--by", "id", "--metric", "relaxed_acc"]) == 0  # one file named
+    assert f"{CIVQA} (3 samples)" in capsys.readouterr().out
+
+
+def test_breakdown_of_a_file_no_harness_writes_is_one_line(tmp_path, capsys):
+    odd = tmp_path / "my_samples.jsonl"
+    odd.write_text('{"doc": {"topic": "Food"}, "acc": 1.0}\n')
+    assert main(["breakdown", str(odd), "--by", "topic"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"arab-mm-tasks breakdown: error: {odd}: not a samples file of lm-eval, lighteval or lmms-eval (by its name)"
+    ]

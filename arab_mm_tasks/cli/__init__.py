@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -152,15 +152,45 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _breakdown_samples(paths: list[str]) -> Iterator[tuple[str, dict]]:
+    """(task, sample) from samples files or folders holding them, read by the one reader of harness outputs
+    (`arab_mm_tasks.report.harness_outputs`): lm-eval's, lighteval's and lmms-eval's (documents read back)."""
+    from arab_mm_tasks.report import harness_outputs as outputs
+
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no such file or folder")
+        files += outputs.samples_files(path) if path.is_dir() else [path]
+    if not files:
+        raise FileNotFoundError(
+            f"no lm-eval samples_*.jsonl, lighteval details_*.parquet or lmms-eval <date>_samples_*.jsonl in {paths}"
+        )
+    for file in files:
+        named = outputs.samples_file(file)
+        if named is None:
+            raise outputs.RunError(f"{file}: not a samples file of lm-eval, lighteval or lmms-eval (by its name)")
+        for sample in outputs.read_sample_file(file):
+            yield named.task, sample  # the task as the harness named it (lighteval's NAME:<country> too)
+
+
+def _scored(sample: dict, metric: str) -> dict:
+    """`sample` with `metric` as ``{"score": ...}`` under the one rule (`harness_outputs.score_of`): a None or NaN
+    value is unscored (counted apart by `breakdown`), never a NaN in a group's mean."""
+    from arab_mm_tasks.report.harness_outputs import item_score
+
+    return {**sample, metric: {"score": item_score(sample, metric)}} if metric in sample else sample
+
+
 def _cmd_breakdown(args: argparse.Namespace) -> int:
     from arab_mm_tasks.core.registry import all_specs
-    from metric_plugins.breakdowns import absent_keys, breakdown, format_table, read_samples
+    from metric_plugins.breakdowns import absent_keys, breakdown, format_table
 
     # lm-eval runs a variant as its per-country tasks: pool them. lighteval tasks (NAME on all
     # countries, NAME:<country>) are reported as run, so a document is never counted twice.
     variant_of = {spec.subset_task(s): spec.name for spec in all_specs().values() for s in spec.subsets}
     by_variant: dict[str, list[dict]] = {}
-    for task, sample in read_samples(args.paths):
+    for task, sample in _breakdown_samples(args.paths):
         by_variant.setdefault(variant_of.get(task, task), []).append(sample)
     keys = args.by.split(",")
     for variant, samples in by_variant.items():
@@ -173,7 +203,8 @@ def _cmd_breakdown(args: argparse.Namespace) -> int:
             continue
         print(f"\n{variant} ({len(samples)} samples)\n")
         generative = any(isinstance(sample.get(args.metric), dict) for sample in samples)  # {"score": ...} values
-        print(format_table(breakdown(samples, keys, args.metric), keys, args.metric, percent=not generative))
+        rows = breakdown([_scored(sample, args.metric) for sample in samples], keys, args.metric)
+        print(format_table(rows, keys, args.metric, percent=not generative))
     return 0
 
 
@@ -332,10 +363,12 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser(
         "breakdown",
-        help="a metric by document fields (country, question type, domain...) from lm-eval samples or "
+        help="a metric by document fields (country, question type, domain...) from lm-eval or lmms-eval samples or "
         "lighteval details; generative and judged metrics too (Pearl: --by country --metric overall)",
     )
-    s.add_argument("paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, or folders")
+    s.add_argument(
+        "paths", nargs="+", help="lm-eval samples_*.jsonl, lighteval details_*.parquet, lmms-eval samples, or folders"
+    )
     s.add_argument("--by", default="topic,country_specific", help="comma-separated document fields")
     s.add_argument("--metric", default="acc", help="the metric to break down, e.g. acc, overall, cas (default: acc)")
     s.set_defaults(func=_cmd_breakdown)
