@@ -151,3 +151,16 @@ def test_a_results_file_counts_as_finished_only_for_the_same_settings(tmp_path):
     ):
         assert finished_results(tmp_path, item, other) is None, other
     assert finished_results(tmp_path, entry("arabculture_completion"), same) is None
+
+
+def test_an_image_entry_on_a_text_only_model_names_every_model_type_that_takes_images(capsys):
+    from arab_mm_tasks.cli.evaluate import entry, text_only
+
+    outcome: dict[str, str] = {}
+    kept = text_only([entry("gimmick_civqa_none"), entry("arabculture_mcq")], "local-completions", outcome)
+    assert [item.name for item in kept] == ["arabculture_mcq"]
+    assert outcome == {"gimmick_civqa_none": (
+        "skipped: needs images, and model type 'local-completions' is text-only (use hf-multimodal, vllm-vlm, or "
+        "local-chat-completions for a served model: docs/scale-out.md)"
+    )}  # fmt: skip
+    assert capsys.readouterr().out == f"gimmick_civqa_none: {outcome['gimmick_civqa_none']}\n"

@@ -177,7 +177,10 @@ def text_only(entries: Sequence[Entry], model: str, outcome: dict[str, str]) -> 
             kept.append(item)
             continue
         text = [task for task in item.tasks if not all_specs()[task].has_media]
-        note = f"needs images, and model type {model!r} is text-only (use hf-multimodal or vllm-vlm)"
+        note = (
+            f"needs images, and model type {model!r} is text-only (use hf-multimodal, vllm-vlm, or "
+            "local-chat-completions for a served model: docs/scale-out.md)"
+        )
         outcome[item.name] = f"skipped: {note}" + (f"; ran its text-only members {', '.join(text)}" if text else "")
         print(f"{item.name}: {outcome[item.name]}", flush=True)
         kept += [entry(task) for task in text]
