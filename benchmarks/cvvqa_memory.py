@@ -207,23 +207,25 @@ def breakdown(harness: str, task: str, folder: Path, marks: list[int]) -> None:
         from lmms_eval.tasks import TaskManager
 
         manager = TaskManager("ERROR", include_path=lmms_tree(), include_defaults=False)
-        (loaded,) = manager.load_task_or_group([{"task": task, "metadata": metadata}]).values()
-        visuals = loaded.doc_to_visual
     else:
         from lm_eval.tasks import TaskManager
 
         from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR
 
         manager = TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
+    start = rss_kb()  # the harness imported and its task index built; the task and its documents not yet loaded
+    if harness == "lmms-eval":
+        (loaded,) = manager.load_task_or_group([{"task": task, "metadata": metadata}]).values()
+        visuals = loaded.doc_to_visual
+    else:
         (loaded,) = manager.load([task])["tasks"].values()
         visuals = loaded.doc_to_image
-    start = rss_kb()
     docs = list(loaded.test_docs())
     listed = rss_kb()
     print(f"{harness} {task}, {len(docs)} documents, in-process; MB over the start, after ...")
     print("| documents | RSS | anonymous | file-backed | peak RSS |")
     print("|---|---|---|---|---|")
-    row = "| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |"
+    row = "| {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |"  # "listed": the task and its documents loaded
     delta = {key: (listed[key] - start[key]) / 1024 for key in start}
     print(row.format("listed", delta["VmRSS"], delta["RssAnon"], delta["RssFile"], delta["VmHWM"]), flush=True)
     for n, doc in enumerate(docs, start=1):
@@ -247,7 +249,7 @@ def main() -> None:
     parser.add_argument("--height", type=int, default=720)
     parser.add_argument("--bitrate", default="2000k", help="of the textured clips (default 2000k: ~2.7 MB per 10 s)")
     parser.add_argument("--near-empty", action="store_true", help="flat frames (~51 KB clips) instead of textured")
-    parser.add_argument("--breakdown", action="store_true", help="in-process: every document's visuals, RSS split")
+    parser.add_argument("--breakdown", action="store_true", help="in-process: visuals decoded, RSS split")
     args = parser.parse_args()
     bitrate = None if args.near_empty else args.bitrate
     from arab_mm_tasks.testing.tiny_model import build_tiny_vlm
@@ -274,7 +276,7 @@ def main() -> None:
         media = "1024x768 JPEGs"
     if args.breakdown:
         largest = max(args.sizes)
-        breakdown(args.harness, task, folders[largest], sorted({1, *args.sizes}))
+        breakdown(args.harness, task, folders[largest], sorted({1, 20, *args.sizes}))
         return
     print(
         f"{which}, tiny VLM, {task}, {media} ({min(sizes) / 1e6:.2f}-{max(sizes) / 1e6:.2f} MB), "

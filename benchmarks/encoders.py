@@ -18,7 +18,8 @@ Encoders (``--encoder``):
 - a folder: any encoder on disk.
 For ALDi a one-output regression head is put on the encoder (random weights: speed, not scores).
 
-Usage: python benchmarks/encoders.py [--sentences 2000] [--rounds 3] [--encoder minilm|bert-base|DIR]
+Usage: python benchmarks/encoders.py [--sentences 2000] [--rounds 3] [--metrics bertscore labse aldi]
+       [--encoder minilm|bert-base|DIR]
        [--device cpu|cuda] [--threads N] [--texts ARB_CSV(.xz)]
 """
 
@@ -104,6 +105,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3, help="rounds of both ways, interleaved (default 3)")
+    parser.add_argument(
+        "--metrics", nargs="+", choices=["bertscore", "labse", "aldi"], default=["bertscore", "labse", "aldi"]
+    )
     parser.add_argument("--encoder", default="minilm", help="minilm, bert-base or a folder")
     parser.add_argument("--device", default=None, help="default: CUDA when present, else CPU")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
@@ -141,7 +145,8 @@ def main() -> None:
         "ALDi": lambda b, n: aldi.sentence_scores(predictions[:n], model=regressor, batch_size=b, device=device),
     }
     everything = len(predictions)
-    for name, run in cases.items():
+    chosen = {"bertscore": "BERTScore recall", "labse": "LaBSE similarity", "aldi": "ALDi"}
+    for name, run in ((chosen[m], cases[chosen[m]]) for m in args.metrics):
         run(32, 64)  # warm-up: the model loads once per process, outside the timing
         times, scores = interleaved(partial(run, 32, everything), partial(run, 1, everything), args.rounds)
         ratios = [one / many for one, many in zip(times["single"], times["batched"], strict=True)]
