@@ -1,6 +1,6 @@
 """Per-document cost of our `arabculture_mcq` vs lm-eval's built-in `arab_culture`, same model and data.
 
-Both tasks build byte-identical prompts (tests/test_upstream_parity.py), so the model does the
+Both tasks build byte-identical prompts (tests/harness/test_upstream_parity.py), so the model does the
 same work; what differs is our task plumbing (dataset source hook, request columns added by
 `process_docs`). Each round evaluates one country with each task in the same process,
 alternating the order, and the median wall time per document is compared.

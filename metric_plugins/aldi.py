@@ -10,7 +10,7 @@ whichever is real and smaller: `models.max_tokens`), so a 128-position model sco
 
 Differences from the authors' code, none changing a score: texts are scored in length-sorted
 batches (their code scores one sentence at a time; padding is masked, so the logits agree to
-float precision: tests/test_encoder_metrics.py), and on GPU when present.
+float precision: tests/metrics/test_encoder_metrics.py), and on GPU when present.
 
 Empty input: a text with nothing left after preprocessing (empty, or all Latin letters and
 URLs) has no Arabic to be dialectal in; it scores 0 without being run through the model, and a

@@ -13,7 +13,7 @@ Modes (``mode=``):
   effective order), one per pair.
 - ``"arb"``: ARB's published numbers. NLTK's ``sentence_bleu`` on whitespace tokens with
   smoothing method 4 (Chen & Cherry, 2014), averaged over the pairs: on ARB's released GPT-4.1
-  outputs it gives 6.35, Table 4's value (tests/test_arb_table4.py); sacrebleu's corpus BLEU on
+  outputs it gives 6.35, Table 4's value (tests/arb/test_arb_table4.py); sacrebleu's corpus BLEU on
   the same rows is 14.06. In this mode `corpus_score` is that mean, as the paper reports it.
 
 Scores are x100.

@@ -11,7 +11,7 @@ Modes (``mode=``):
 - ``"arb"``: ARB's published numbers. rouge-score's default tokenizer with ``use_stemmer=True``:
   the tokenizer deletes every Arabic letter, so this measures the digits and Latin words of the
   steps ("الخطوة 1" counts as "1"). On ARB's released GPT-4.1 outputs it gives ROUGE-1/2/L
-  71.13 / 48.83 / 65.33, Table 4's row to two decimals (tests/test_arb_table4.py); the Arabic
+  71.13 / 48.83 / 65.33, Table 4's row to two decimals (tests/arb/test_arb_table4.py); the Arabic
   mode gives much lower values on the same rows. Use it only to compare with the paper.
 
 Scores are F-measures (``measure="recall"`` or ``"precision"`` for the others), x100, one per

@@ -22,7 +22,7 @@ The rule every parser of model or judge text in this package follows (judge repl
    ``json``'s recursion can never overflow (``"[" * 100000``), and so is every other failure
    (``"[" + "-" * 5000 + "1]"``, a 5,000-digit integer): callers catch one error type.
 
-tests/test_parsers_linear.py holds one adversarial 100 KB property per parser.
+tests/metrics/test_parsers_linear.py holds one adversarial 100 KB property per parser.
 
     >>> python_literal("['أ. نعم', \\"ب. لا\\", None, True, 1.5,]")
     ['أ. نعم', 'ب. لا', None, True, 1.5]

@@ -55,7 +55,7 @@ def lm_eval_refusal(tasks: list[str], metadata: dict[str, Any]) -> str:
     runs as it does in a real run; the error it raises is given to the hook that ends lm_eval's command line
     (`sys.excepthook`, installed by `lm_eval_hooks`). Returns what that hook wrote to stderr. A plain `lm_eval`
     run pays ~15 s of CPU (lm-eval indexes its ~15,000 task files and loads the model before it reads a task)
-    to print that line, so one command-line test (tests/test_cli.py) proves the excepthook wiring and the
+    to print that line, so one command-line test (tests/cli/test_cli.py) proves the excepthook wiring and the
     other refusals are checked here.
     """
     from lm_eval.tasks import TaskManager

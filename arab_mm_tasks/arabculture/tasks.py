@@ -12,7 +12,7 @@ paper: Sadallah et al., "Commonsense Reasoning in Arab Culture", arXiv:2502.1278
 Based on: lm-evaluation-harness `lm_eval/tasks/arab_culture{,_completion}/prompts.py` and
 `utils_{mcq,completion}.py` (v0.4.13), which the paper's authors contributed; the paper's
 Figure 5 with the templates is an image. Our prompts are byte-identical to theirs
-(tests/test_upstream_parity.py); we differ only where docs/fidelity.md says so.
+(tests/harness/test_upstream_parity.py); we differ only where docs/fidelity.md says so.
 
 Variants (task names): ``arabculture_{mcq,completion}_{en,ar}_{none,region,region_country}``.
 ``arabculture_mcq`` / ``arabculture_completion`` are the paper's headline setting: English

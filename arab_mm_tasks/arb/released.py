@@ -5,7 +5,7 @@ or the predictions file a build writes from it.
 model's output columns) becomes (document, response) pairs for `arab-mm-tasks score` and
 `arab-mm-tasks judge`: the document is the gold record (no image: no metric needs one) and the
 response is the model's steps followed by ``الجواب هو: <its answer>``, which the task's extraction
-splits back into exactly the released steps (all 1,356 GPT-4.1 rows, tests/test_arb_parsing.py) and
+splits back into exactly the released steps (all 1,356 GPT-4.1 rows, tests/arb/test_arb_parsing.py) and
 the released answer; an answer that restates a marker itself (``الجواب النهائي: ب``, 15 rows) comes
 back as the text after its last marker. ``question`` and ``choices`` may be absent
 (the answer judge then sees an empty question).

@@ -3,7 +3,7 @@
 The harness hands each scorer the full responses and the JSON targets (`arab_mm_tasks.arb.tasks.target`);
 the compared texts are the response without its final-answer line (`answers.response_steps`) and the
 gold ``steps`` as released. BLEU and ROUGE run in the paper-compatible mode (``mode="arb"``, which
-reproduces Table 4's GPT-4.1 row from the released outputs, tests/test_arb_table4.py); BERTScore is
+reproduces Table 4's GPT-4.1 row from the released outputs, tests/arb/test_arb_table4.py); BERTScore is
 F1 with the pinned Arabic encoder and LaBSE the pinned LaBSE (`metric_plugins.models`, overridable by
 ``ARAB_MM_BERTSCORE_MODEL`` / ``ARAB_MM_LABSE_MODEL``). The paper names neither BERTScore's model
 nor its measure (docs/fidelity.md).

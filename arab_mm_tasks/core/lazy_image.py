@@ -9,7 +9,7 @@ frames, from the record's compressed bytes or a reference to where they are stor
 only through `load()` and the `im` property, so those two are the only places that decode: into
 a small process-wide cache bounded in bytes (`CACHE_BYTES`), from which older pixels are dropped
 as newer ones come in. Used again later, an image is decoded again; decoders are deterministic,
-so the pixels are the same bytes (tests/test_lazy_media.py compares them).
+so the pixels are the same bytes (tests/core/test_lazy_media.py compares them).
 
 Anything written for PIL images works unchanged: `np.asarray`, `convert`, `resize`, `tobytes`,
 transformers' image processors, lm-eval's `resize_image`, vLLM. Operations that make a new image

@@ -47,7 +47,7 @@ from arab_mm_tasks.core.spec import RecordError
 # Chosen by benchmarks/frames.py (docs/benchmarks.md; 10 s 1280x720 H.264 @25 fps with B-frames, 2 cores),
 # CPU time as a ratio to decoding every frame, keyframe interval 12 / 30 / 250: PyAV 0.33 / 0.55 / 0.63,
 # decord 0.59 / 0.87 / 1.04. decord's seeks also return neighbouring frames on open-GOP clips
-# (tests/test_media.py), and decord has x86-64 wheels only.
+# (tests/core/test_media.py), and decord has x86-64 wheels only.
 DEFAULT_VIDEO_BACKEND = "pyav"
 _EPS = 1e-4  # seconds; frame times are compared with this slack (decord reports float32 times)
 _PROBE_WITHOUT_DECODING = {"skip_frame": "all"}  # `av.open` options where we decode later, if at all; see `_pyav`

@@ -15,7 +15,7 @@
   wrapped in `CltAggregator`, which gives lmms-eval's standard error only the scored samples.
 
 Per-task hooks are resolved from the spec registry by name (module `__getattr__`): no prompt text
-lives here, so lm-eval and lmms-eval give a model the same bytes (tests/test_lmms_eval_adapter.py).
+lives here, so lm-eval and lmms-eval give a model the same bytes (tests/harness/test_lmms_eval_adapter.py).
 """
 
 from __future__ import annotations

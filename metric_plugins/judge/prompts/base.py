@@ -2,7 +2,7 @@
 
 A prompt is what a judged score means, so it is data with an identity. Its `content_hash`
 covers everything that can change a judgement (texts, fields, reply format, image placement);
-cache keys include it, and `tests/test_judge_prompts.py` pins each registered prompt's hash
+cache keys include it, and `tests/judge/test_judge_prompts.py` pins each registered prompt's hash
 next to its version, so editing a template without bumping `version` fails a test.
 
 Templates use ``{NAME}`` placeholders for the declared `fields` only and are filled in one

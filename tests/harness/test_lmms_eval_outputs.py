@@ -1,6 +1,6 @@
 """A real `lmms-eval` run read back by `arab-mm-tasks report`, `sample-scores` and `judge`.
 
-The reader's own tests (tests/test_harness_outputs.py) run on a committed copy of such an output; this one
+The reader's own tests (tests/report/test_harness_outputs.py) run on a committed copy of such an output; this one
 makes a fresh one with the real command (the tiny random LLaVA, GIMMICK CIVQA scored and Pearl closed-form
 judged in the run by the loopback judge), so a change in what lmms-eval writes shows here. It skips with one
 line where lmms-eval is not installed (`pip install "arab-mm-tasks[lmms]"`).

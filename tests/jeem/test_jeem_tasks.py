@@ -76,7 +76,7 @@ def test_the_prompt_table_in_the_docs_is_the_one_the_tasks_use():
     from arab_mm_tasks.jeem.prompts import CAPTION_INSTRUCTION, VQA_INSTRUCTION
     from arab_mm_tasks.jeem.vocabulary import VARIETIES
 
-    docs = Path(__file__).resolve().parents[1] / "docs"
+    docs = Path(__file__).resolve().parents[2] / "docs"
     fidelity = (docs / "fidelity.md").read_text("utf-8")
     for text in (CAPTION_INSTRUCTION, VQA_INSTRUCTION):
         assert f"| {text} (" in fidelity

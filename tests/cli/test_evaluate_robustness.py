@@ -1,7 +1,7 @@
 """`arab-mm-tasks evaluate`, the installed command, when things are missing: everything missing is said at once
 before the model loads; a metric without its model runs as "not computed" when asked; plain `lm_eval` stops at
 task load naming each missing encoder. (No --device, a token in --model_args and a half-written samples file are
-tests/test_evaluate.py's, on the text-model run it shares.)"""
+tests/cli/test_evaluate.py's, on the text-model run it shares.)"""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def test_skip_unavailable_metrics_runs_and_names_what_was_not_computed(tmp_path,
 
 def test_plain_lm_eval_stops_at_task_load_naming_each_missing_encoder(arb_hub, tiny_vlm_dir, no_metric_models):
     """`lm_eval --model hf-multimodal --tasks arb_ocr` without the encoders: refused when lm-eval loads the task,
-    one problem a line and no traceback (`lm_eval_refusal`: lm-eval's task loading in-process; tests/test_cli.py
+    one problem a line and no traceback (`lm_eval_refusal`: lm-eval's task loading in-process; tests/cli/test_cli.py
     runs the command line once). Nothing is generated or written: lm-eval generates only after every task loads."""
     printed = lm_eval_refusal(["arb_ocr"], {"pretrained": str(tiny_vlm_dir), "arb_path": str(arb_hub)})
     assert printed.startswith("error: arab-mm-tasks preflight: 2 problem(s) found before any model work"), printed

@@ -43,7 +43,7 @@ from metric_plugins.judge.loopback import MALFORMED, LoopbackServer
 
 FAST_RETRY = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
 TOKEN = "tok-SECRET-4242"
-REPO = Path(__file__).resolve().parents[1]  # the checkout (the package itself may be the installed copy)
+REPO = Path(__file__).resolve().parents[2]  # the checkout (the package itself may be the installed copy)
 
 
 @pytest.fixture()

@@ -197,7 +197,7 @@ def test_a_suite_of_only_arabculture_is_refused_in_one_line(tmp_path, capsys):
 
 def test_a_missing_folder_judge_or_model_type_stops_before_any_model_loads(tmp_path, capsys, monkeypatch):
     """The preflight lists what is missing, as for lm-eval; an unknown model type is one line naming it. (Judged
-    tasks without a judge run, as for lm-eval: tests/test_lmms_eval_unscored.py.)"""
+    tasks without a judge run, as for lm-eval: tests/harness/test_lmms_eval_unscored.py.)"""
     from arab_mm_tasks.cli import main
 
     nowhere = tmp_path / "nowhere"

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from helpers import console_script, run_cli
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from arb_fixtures import ANSWER_REPLIES, DOMAINS, STEP_REPLIES, arb_corpus, build_arb_hub_dir
 

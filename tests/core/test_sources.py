@@ -151,7 +151,7 @@ def test_lm_eval_with_no_metadata_runs_on_the_authors_release(
 
 def test_lm_eval_offline_without_data_prints_one_line_not_a_traceback(user_caches, tiny_lm_dir):
     """`lm_eval --tasks arabculture_mcq_en_none_egypt` with no --metadata, offline and nothing cached: lm-eval's
-    own task loading refuses, in one line (`lm_eval_refusal`; tests/test_cli.py runs the command line once)."""
+    own task loading refuses, in one line (`lm_eval_refusal`; tests/cli/test_cli.py runs the command line once)."""
     printed = lm_eval_refusal(["arabculture_mcq_en_none_egypt"], {"pretrained": str(tiny_lm_dir)})
     assert "Traceback" not in printed and printed.endswith("\n") and printed.count("\n") == 1, printed
     last = printed.strip()

@@ -22,7 +22,7 @@ from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_
 from dataset_builders.pearl import build
 from metric_plugins.judge.prompts.pearl import PEARL_CAS, PEARL_OPEN_ENDED, RUBRIC
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 JSON_STARTS = "{[\"'-0123456789tfnNI"  # prose that is no JSON value's start
 PROSE = 'Here are my scores: {"correctness": 4, "coherence": 4, "detail": 3, "fluency": 5, "note": "ok"}'
 

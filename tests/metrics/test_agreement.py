@@ -309,7 +309,7 @@ def test_cli_mismatched_ids_and_non_numeric_jsonl(tmp_path, capsys):
 def test_evaluate_module_matches_the_plain_function():
     import evaluate
 
-    path = Path(__file__).resolve().parents[1] / "metric_plugins" / "evaluate_modules" / "agreement.py"
+    path = Path(__file__).resolve().parents[2] / "metric_plugins" / "evaluate_modules" / "agreement.py"
     metric = evaluate.load(str(path))
     assert metric.description == agreement.__doc__
     humans = [row[:3] for row in SHROUT_FLEISS]

@@ -203,7 +203,7 @@ def test_bootstrap_interval_matches_the_normal_approximation():
 def test_docs_name_every_declared_table_and_headline_entry():
     from arab_mm_tasks.core.registry import all_benchmarks
 
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "report.md").read_text(encoding="utf-8")
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "report.md").read_text(encoding="utf-8")
     for benchmark in all_benchmarks().values():
         keys = [t.key for t in benchmark.report.tables] + [b.key for b in benchmark.report.breakdowns]
         for name in [*keys, *benchmark.headline]:

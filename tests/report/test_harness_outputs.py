@@ -27,7 +27,7 @@ from arab_mm_tasks.report.groups import item_score
 from arab_mm_tasks.report.harness_outputs import Score, samples_file, score_of, stamp_order
 from arab_mm_tasks.report.runs import read_runs
 
-LMMS_RUN = Path(__file__).parent / "data" / "lmms_eval_run"
+LMMS_RUN = Path(__file__).parents[1] / "data" / "lmms_eval_run"
 CIVQA = "gimmick_civqa_none"
 
 

@@ -1,7 +1,7 @@
 """A model behind an OpenAI-compatible server (issue 22 point 1), in lm-eval and lighteval, against the loopback
 model server (`arab_mm_tasks.testing.model_server`): the server's log proves which images and frames arrived, in
 which order, with which generation settings; every score is recomputed from the run's samples and the server's
-replies. lmms-eval's OpenAI-compatible model: tests/test_served_model_lmms.py."""
+replies. lmms-eval's OpenAI-compatible model: tests/harness/test_served_model_lmms.py."""
 
 from __future__ import annotations
 

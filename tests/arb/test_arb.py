@@ -399,7 +399,7 @@ def test_score_command_reproduces_table_4_from_the_released_csv(tmp_path, capsys
 def test_judge_command_judges_a_released_csv(tmp_path, monkeypatch):
     import sys
 
-    sys.path.insert(0, str(Path(__file__).parent))
+    sys.path.insert(0, str(Path(__file__).parents[1]))
     from arb_fixtures import marked_rows
 
     from arab_mm_tasks.cli import main
@@ -427,7 +427,7 @@ def test_judge_command_judges_a_released_csv(tmp_path, monkeypatch):
 def test_score_and_judge_read_a_builds_predictions_file(tmp_path, monkeypatch, capsys):
     import sys
 
-    sys.path.insert(0, str(Path(__file__).parent))
+    sys.path.insert(0, str(Path(__file__).parents[1]))
     from arb_fixtures import build_arb_hub_dir
 
     from arab_mm_tasks.cli import main

@@ -343,7 +343,7 @@ def test_lighteval_few_shot_on_our_tasks_is_refused_before_the_model(capsys):
 
 
 def test_the_readme_reference_lists_every_option_with_what_it_takes():
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("### Run options", 1)[1].split("\n## ", 1)[0]
     rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in section.splitlines() if "| `" in line}
     for key, option in OPTIONS.items():

@@ -309,7 +309,7 @@ def test_synthetic_images_are_deterministic_and_distinct():
 
 
 def test_frames_benchmark_runs_in_quick_mode():
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run(
         [sys.executable, str(repo / "benchmarks" / "frames.py"), "--quick"], env=env, capture_output=True, text=True

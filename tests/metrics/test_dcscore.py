@@ -356,7 +356,7 @@ def test_docstring_examples(module):
 def test_the_evaluate_module_scores_through_the_same_pipeline(tmp_path):
     import evaluate
 
-    path = Path(__file__).resolve().parents[1] / "metric_plugins" / "evaluate_modules" / "dcscore.py"
+    path = Path(__file__).resolve().parents[2] / "metric_plugins" / "evaluate_modules" / "dcscore.py"
     metric = evaluate.load(str(path))
     assert metric.description == dcscore.__doc__
     with ScriptedServer(hand_script) as server:

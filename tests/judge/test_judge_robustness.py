@@ -38,7 +38,7 @@ from metric_plugins.judge.backends.openai_chat import read_completion
 from metric_plugins.judge.cache import CacheEntry
 from metric_plugins.judge.loopback import MALFORMED, ODD, RAW, LoopbackServer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FAST_RETRY = RetryPolicy(max_retries=1, base_delay=0.01, max_delay=0.02)
 
 # what each reply shape must end as, and a word of the reason a failed one names

@@ -159,7 +159,7 @@ def test_the_page_names_every_short_name_in_full(tmp_path):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).parent))
+    sys.path.insert(0, str(Path(__file__).parents[1]))
     from report_fixtures import make_run, write_lm_eval
 
     from arab_mm_tasks.cli import main

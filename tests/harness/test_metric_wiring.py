@@ -19,7 +19,7 @@ import pytest
 from arab_mm_tasks.core.scoring import aggregation_kind, aggregator, score_prediction
 from arab_mm_tasks.core.spec import Generation, GenerativeMetric, Request, TaskSpec
 
-PLUGINS = Path(__file__).parent / "plugins"
+PLUGINS = Path(__file__).parents[1] / "plugins"
 sys.path.insert(0, str(PLUGINS))
 
 from textcheck import counting  # noqa: E402

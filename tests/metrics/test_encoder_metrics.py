@@ -249,7 +249,7 @@ def test_importing_the_metrics_loads_no_model_library():
 def test_evaluate_modules_give_the_plain_functions_numbers(tiny_bert, minilm, tmp_path):
     import evaluate
 
-    modules = Path(__file__).resolve().parents[1] / "metric_plugins" / "evaluate_modules"
+    modules = Path(__file__).resolve().parents[2] / "metric_plugins" / "evaluate_modules"
     metric = evaluate.load(str(modules / "bertscore.py"))
     assert metric.description == bertscore.__doc__
     got = metric.compute(predictions=ARABIC, references=REFERENCES, model=tiny_bert, layer=2)
