@@ -44,7 +44,7 @@ import re
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -258,30 +258,57 @@ def run_suite(
     settings = RunSettings(model, model_args, limit, gen_kwargs, apply_chat_template)
     if not is_multimodal(model):
         entries = text_only(entries, model, outcome)
-    numbered = list(enumerate(entries, 1))
+    return run_entries(
+        model, model_args, entries, outcome,
+        finished=lambda item: finished_results(output_path, item, settings),
+        load=lambda device: _load_model(model, model_args, device, batch_size),
+        run=lambda lm, item, device, skipped: _evaluate_entry(
+            lm, item, settings, output_path, metadata or {}, device, batch_size, use_cache, skipped
+        ),
+        metadata=metadata or {}, device=device, skip_unavailable_metrics=skip_unavailable_metrics,
+    )  # fmt: skip
+
+
+def run_entries(
+    model: str,
+    model_args: str,
+    entries: Sequence[Entry],
+    outcome: dict[str, str],
+    *,
+    finished: Callable[[Entry], Path | None],
+    load: Callable[[str], Any],
+    run: Callable[[Any, Entry, str, dict[str, str]], Path],
+    metadata: dict[str, Any],
+    device: str | None,
+    skip_unavailable_metrics: bool,
+    through: str = "",
+) -> dict[str, str]:
+    """The suite loop of both harnesses (`run_suite` here and in `arab_mm_tasks.cli.evaluate_lmms`), given the
+    harness's pieces: an entry that `finished` names a results file of is kept; the others are preflighted at once,
+    the model is loaded (``load(device)``) before the first of them runs (``run(model, entry, device,
+    not_computed)``, which returns its results file), and a fault in one entry is its outcome, not the suite's end.
+    `through` follows each "running" line (the harness). Returns `outcome`, every entry's line added to it."""
     todo = []
-    for number, item in numbered:
-        done = finished_results(output_path, item, settings)
+    for number, item in enumerate(entries, 1):
+        done = finished(item)
         if done is not None:
             outcome[item.name] = f"finished earlier ({done})"
             print(f"[{number}/{len(entries)}] {item.name}: finished earlier, kept ({done})", flush=True)
         else:
             todo.append((number, item))
-    not_computed = _preflight([item for _, item in todo], metadata or {}, skip_unavailable_metrics)
+    not_computed = _preflight([item for _, item in todo], metadata, skip_unavailable_metrics)
     lm = None
     for number, item in todo:
         stage = f"[{number}/{len(entries)}] {item.name}"
         if lm is None:
             device = device or default_device()
             print(f"loading model {model} ({printable_args(model_args)}) on {device}", flush=True)
-            lm = _load_model(model, model_args, device, batch_size)
-        print(f"{stage}: running ({', '.join(item.tasks)})", flush=True)
+            lm = load(device)
+        print(f"{stage}: running ({', '.join(item.tasks)}){through}", flush=True)
         started = time.monotonic()
         skipped = {key: why for key, why in not_computed.items() if _uses(item, key)}
         try:
-            saved = _evaluate_entry(
-                lm, item, settings, output_path, metadata or {}, device, batch_size, use_cache, skipped
-            )
+            saved = run(lm, item, device, skipped)
         except _data_errors() as error:
             outcome[item.name] = "failed: " + " ".join(str(error).splitlines())
             print(f"{stage}: {outcome[item.name]}", flush=True)

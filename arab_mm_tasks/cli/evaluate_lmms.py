@@ -42,21 +42,12 @@ import json
 import os
 import sys
 import time
-import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arab_mm_tasks.cli.evaluate import (
-    Entry,
-    _data_errors,
-    _preflight,
-    _uses,
-    default_device,
-    printable_args,
-    samples_complete,
-)
+from arab_mm_tasks.cli.evaluate import Entry, run_entries, samples_complete
 from arab_mm_tasks.core.registry import all_families, all_specs
 from arab_mm_tasks.core.run_options import RunOptionError
 from arab_mm_tasks.report.harness_outputs import harness_of, results_files, samples_beside, stamp, stamp_order
@@ -208,41 +199,19 @@ def run_suite(
     if judge:
         judging.configure(judge)  # in this process only: lmms-eval writes task metadata into its results files
     settings = LmmsRunSettings(model, model_args, limit, gen_kwargs)
-    todo = []
-    for number, item in enumerate(entries, 1):
-        done = finished_results(output_path, item, settings)
-        if done is not None:
-            outcome[item.name] = f"finished earlier ({done})"
-            print(f"[{number}/{len(entries)}] {item.name}: finished earlier, kept ({done})", flush=True)
-        else:
-            todo.append((number, item))
-    not_computed = _preflight([item for _, item in todo], metadata or {}, skip_unavailable_metrics)
-    lm = None
-    for number, item in todo:
-        stage = f"[{number}/{len(entries)}] {item.name}"
-        if lm is None:
-            device = device or default_device()
-            print(f"loading model {model} ({printable_args(model_args)}) on {device}", flush=True)
-            lm = model_class.create_from_arg_string(model_args, {"batch_size": batch_size, "device": device})
-        print(f"{stage}: running ({', '.join(item.tasks)}) through lmms-eval", flush=True)
-        started = time.monotonic()
-        skipped = {key: why for key, why in not_computed.items() if _uses(item, key)}
-        cache = _cache_root(output_path, settings) if use_cache else None
-        try:
-            saved = _evaluate_entry(lm, item, settings, output_path, metadata or {}, device, batch_size, cache,
-                                    cache_chunk, skipped)  # fmt: skip
-        except _data_errors() as error:
-            outcome[item.name] = "failed: " + " ".join(str(error).splitlines())
-            print(f"{stage}: {outcome[item.name]}", flush=True)
-            continue
-        except Exception as error:  # one entry's model or harness fault must not stop the suite
-            traceback.print_exc()  # not bad input but a fault inside the model or harness: what the user debugs with
-            outcome[item.name] = f"failed: {type(error).__name__}: " + " ".join(str(error).splitlines())
-            print(f"{stage}: {outcome[item.name]} (traceback above; the other entries go on)", flush=True)
-            continue
-        outcome[item.name] = "ran" + (f" (not computed: {', '.join(skipped)}, model unavailable)" if skipped else "")
-        print(f"{stage}: done in {time.monotonic() - started:.1f} s -> {saved}", flush=True)
-    return outcome
+    cache = _cache_root(output_path, settings) if use_cache else None
+    return run_entries(
+        model, model_args, entries, outcome,
+        finished=lambda item: finished_results(output_path, item, settings),
+        load=lambda device: model_class.create_from_arg_string(
+            model_args, {"batch_size": batch_size, "device": device}
+        ),
+        run=lambda lm, item, device, skipped: _evaluate_entry(
+            lm, item, settings, output_path, metadata or {}, device, batch_size, cache, cache_chunk, skipped
+        ),
+        metadata=metadata or {}, device=device, skip_unavailable_metrics=skip_unavailable_metrics,
+        through=" through lmms-eval",
+    )  # fmt: skip
 
 
 def _model_class(model: str) -> type:

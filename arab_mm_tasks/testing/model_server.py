@@ -29,13 +29,14 @@ import contextlib
 import hashlib
 import io
 import json
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
+
+from metric_plugins.background_server import BackgroundServer
 
 # short answers a VLM might give: option letters, yes/no, a few Arabic words (GIMMICK, JEEM, Pearl, ARB replies)
 DEFAULT_REPLIES = ("A", "B", "C", "D", "نعم", "لا", "مسجد", "القاهرة", "الجواب النهائي: B")
@@ -152,13 +153,10 @@ def pick_reply(text: str, image_digests: Sequence[str], replies: Sequence[str] =
     return replies[int(digest.hexdigest(), 16) % len(replies)]
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256  # many clients connecting at once (concurrency 16) must not be dropped
-
-
-class ModelServer:
+class ModelServer(BackgroundServer):
     """The server in a background thread; a context manager. `latency` delays every answer (seconds)."""
+
+    thread_name = "loopback-model"
 
     def __init__(
         self, *, host: str = "127.0.0.1", port: int = 0, latency: float = 0.0, replies: Sequence[str] = DEFAULT_REPLIES
@@ -167,16 +165,7 @@ class ModelServer:
         self.replies = tuple(replies)
         self.requests: list[ModelRequest] = []
         self.completions: list[CompletionRequest] = []
-        self.in_flight = 0
-        self.peak_in_flight = 0  # the most requests handled at once: the concurrency the client reached
-        self._lock = threading.Lock()
-        self._httpd = _HTTPServer((host, port), _handler_for(self))
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        super().__init__(host, port, _handler_for(self))
 
     def answer(self, path: str, payload: dict[str, Any]) -> ModelRequest:
         text, images, parts = _read(payload["messages"])
@@ -215,35 +204,6 @@ class ModelServer:
         choices = [_completion_choice(i, p, payload, self.replies) for i, p in enumerate(prompts)]
         return {"id": "cmpl-loopback", "object": "text_completion", "created": int(time.time()),
                 "model": payload.get("model") or "loopback-model", "choices": choices}  # fmt: skip
-
-    @contextlib.contextmanager
-    def handling(self) -> Iterator[None]:
-        with self._lock:
-            self.in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-        try:
-            yield
-        finally:
-            with self._lock:
-                self.in_flight -= 1
-
-    def serve_forever(self) -> None:
-        self._httpd.serve_forever(poll_interval=0.05)
-
-    def start(self) -> ModelServer:
-        self._thread = threading.Thread(target=self.serve_forever, name="loopback-model", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> ModelServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def completion(payload: dict[str, Any], reply: str) -> dict[str, Any]:

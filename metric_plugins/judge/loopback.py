@@ -43,13 +43,14 @@ import contextlib
 import hashlib
 import json
 import re
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
+
+from metric_plugins.background_server import BackgroundServer
 
 MARKER = re.compile(r"\[\[(\w+)=(.*?)\]\]", re.DOTALL)
 UNPARSABLE = "I think it's good"
@@ -127,13 +128,10 @@ def fault_for(spec: str, number: int) -> str | None:
     return None
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True  # a hanging "timeout" request never blocks shutdown
-    request_queue_size = 256  # the default backlog of 5 drops connections when many clients start at once
-
-
-class LoopbackServer:
+class LoopbackServer(BackgroundServer):
     """The server in a background thread. Use as a context manager, or `start()` / `stop()`."""
+
+    thread_name = "loopback-judge"
 
     def __init__(
         self,
@@ -149,17 +147,8 @@ class LoopbackServer:
         self.trickle_seconds = trickle_seconds
         self.counts: dict[str, int] = {}
         self.requests: list[RecordedRequest] = []
-        self.in_flight = 0
-        self.peak_in_flight = 0  # the most chat requests handled at once: what the client's concurrency reached
-        self._lock = threading.Lock()
-        self._httpd = _HTTPServer((host, port), _handler_for(self))
+        super().__init__(host, port, _handler_for(self))
         self._httpd.loopback = self  # type: ignore[attr-defined]  # what the byte-level faults read their timing from
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
 
     @property
     def total(self) -> int:
@@ -170,17 +159,6 @@ class LoopbackServer:
         with self._lock:
             return {"total": len(self.requests), "counts": dict(self.counts), "peak_in_flight": self.peak_in_flight}
 
-    @contextlib.contextmanager
-    def _handling(self) -> Iterator[None]:
-        with self._lock:
-            self.in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-        try:
-            yield
-        finally:
-            with self._lock:
-                self.in_flight -= 1
-
     def record(self, body: bytes, headers: dict[str, str], user_text: str, path: str = "") -> RecordedRequest:
         digest = hashlib.sha256(body).hexdigest()
         with self._lock:
@@ -188,25 +166,6 @@ class LoopbackServer:
             request = RecordedRequest(digest, body, headers, user_text, self.counts[digest], path)
             self.requests.append(request)
         return request
-
-    def serve_forever(self) -> None:
-        """Serve in this thread until `stop()` is called from another one (or the process ends)."""
-        self._httpd.serve_forever(poll_interval=0.05)
-
-    def start(self) -> LoopbackServer:
-        self._thread = threading.Thread(target=self.serve_forever, name="loopback-judge", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> LoopbackServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
@@ -237,7 +196,7 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             recorded = server.record(body, dict(self.headers.items()), user_text, self.path)
             markers = dict(MARKER.findall(user_text))
             fault = fault_for(markers.get("fault", ""), recorded.number)
-            with server._handling(), contextlib.suppress(BrokenPipeError, ConnectionResetError):  # client gave up
+            with server.handling(), contextlib.suppress(BrokenPipeError, ConnectionResetError):  # client gave up
                 time.sleep(float(markers.get("latency", server.latency)))
                 self._answer(request, user_text, markers, fault)
 
