@@ -52,6 +52,9 @@ from typing import Any
 from arab_mm_tasks.core.registry import all_benchmarks, all_families, all_specs, get_spec
 
 SUITES = ("headline", "all")
+# lmms-eval 0.7.3 checkpoints its response cache every 256 responses (`_CHECKPOINT_INTERVAL`); a smaller step
+# loses fewer answers to a kill, at the price of smaller model calls (which matters to batched backends)
+DEFAULT_CACHE_CHUNK = 64
 
 
 @dataclass(frozen=True)
@@ -85,13 +88,20 @@ def suite_entries(suite: str | None, tasks: str | None) -> list[Entry]:
 
 
 @dataclass(frozen=True)
-class RunSettings:
-    """What makes two runs of an entry the same run: a results file with other settings is not reused."""
+class SameRun:
+    """What makes two runs of an entry the same run, in either harness: a results file with other settings is not
+    reused (`RunSettings`, `arab_mm_tasks.cli.evaluate_lmms.LmmsRunSettings`)."""
 
     model: str
     model_args: str
     limit: float | None = None
     gen_kwargs: str | None = None
+
+
+@dataclass(frozen=True)
+class RunSettings(SameRun):
+    """lm-eval's: the same model, model arguments, limit and generation settings, the chat template applied or not."""
+
     apply_chat_template: bool = False
 
     def matches(self, data: dict[str, Any]) -> bool:
@@ -283,7 +293,7 @@ def run_entries(
     skip_unavailable_metrics: bool,
     through: str = "",
 ) -> dict[str, str]:
-    """The suite loop of both harnesses (`run_suite` here and in `arab_mm_tasks.cli.evaluate_lmms`), given the
+    """The suite loop of both harnesses (`run_suite` here, `arab_mm_tasks.cli.evaluate_lmms.run_from_args`), given the
     harness's pieces: an entry that `finished` names a results file of is kept; the others are preflighted at once,
     the model is loaded (``load(device)``) before the first of them runs (``run(model, entry, device,
     not_computed)``, which returns its results file), and a fault in one entry is its outcome, not the suite's end.
@@ -482,7 +492,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--cache-chunk",
         type=int,
-        default=64,
+        default=DEFAULT_CACHE_CHUNK,
         metavar="N",
         help="lmms-eval only: store responses in its cache every N requests (a killed entry redoes at most N)",
     )

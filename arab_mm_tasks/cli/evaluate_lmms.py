@@ -47,20 +47,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arab_mm_tasks.cli.evaluate import Entry, run_entries, samples_complete
+from arab_mm_tasks.cli.evaluate import Entry, SameRun, run_entries, samples_complete
 from arab_mm_tasks.core.registry import all_families, all_specs
 from arab_mm_tasks.core.run_options import RunOptionError
 from arab_mm_tasks.report.harness_outputs import harness_of, results_files, samples_beside, stamp, stamp_order
-
-# lmms-eval 0.7.3 checkpoints its response cache every 256 responses (`_CHECKPOINT_INTERVAL`); a smaller step
-# loses fewer answers to a kill, at the price of smaller model calls (which matters to batched backends)
-DEFAULT_CACHE_CHUNK = 64
 
 
 def run_from_args(
     args: argparse.Namespace, entries: Sequence[Entry], metadata: dict[str, Any], limit: float | None
 ) -> dict[str, str]:
-    """`evaluate --harness lmms-eval`: lm-eval-only flags and a missing lmms-eval refused in one line."""
+    """`evaluate --harness lmms-eval`: run each entry not finished yet through lmms-eval; returns entry name -> what
+    happened, as `evaluate`'s `run_suite` does. Raises `PreflightError` before the model loads, `RunOptionError` (one
+    line) for lm-eval-only flags, a missing lmms-eval, or a suite lmms-eval cannot run (an unknown model type, only
+    ArabCulture)."""
     if args.apply_chat_template:
         raise RunOptionError("--apply_chat_template is lm-eval's: lmms-eval's chat model classes apply the template")
     if args.cache_chunk < 1:
@@ -71,11 +70,27 @@ def run_from_args(
         raise RunOptionError(
             f'--harness lmms-eval needs lmms-eval: pip install "arab-mm-tasks[lmms]" ({error})'
         ) from None
-    return run_suite(
-        args.model, args.model_args, entries, Path(args.output_path),
-        judge=args.judge, metadata=metadata, limit=limit, device=args.device, batch_size=args.batch_size,
-        gen_kwargs=args.gen_kwargs, use_cache=not args.no_cache, cache_chunk=args.cache_chunk,
-        skip_unavailable_metrics=args.skip_unavailable_metrics,
+    from arab_mm_tasks.core import judging
+
+    outcome: dict[str, str] = {}
+    entries = supported_entries(entries, outcome)
+    model_class = _model_class(args.model)
+    if args.judge:
+        judging.configure(args.judge)  # in this process only: lmms-eval writes task metadata into its results files
+    output_path = Path(args.output_path)
+    settings = LmmsRunSettings(args.model, args.model_args, limit, args.gen_kwargs)
+    cache = None if args.no_cache else _cache_root(output_path, settings)
+    return run_entries(
+        args.model, args.model_args, entries, outcome,
+        finished=lambda item: finished_results(output_path, item, settings),
+        load=lambda device: model_class.create_from_arg_string(
+            args.model_args, {"batch_size": args.batch_size, "device": device}
+        ),
+        run=lambda lm, item, device, skipped: _evaluate_entry(
+            lm, item, settings, output_path, metadata, device, args.batch_size, cache, args.cache_chunk, skipped
+        ),
+        metadata=metadata, device=args.device, skip_unavailable_metrics=args.skip_unavailable_metrics,
+        through=" through lmms-eval",
     )  # fmt: skip
 
 
@@ -103,13 +118,8 @@ def supported_entries(entries: Sequence[Entry], outcome: dict[str, str]) -> list
 
 
 @dataclass(frozen=True)
-class LmmsRunSettings:
-    """What makes two lmms-eval runs of an entry the same run: a results file with other settings is not reused."""
-
-    model: str
-    model_args: str
-    limit: float | None = None
-    gen_kwargs: str | None = None
+class LmmsRunSettings(SameRun):
+    """lmms-eval's: an lmms-eval results file of the same model, model arguments, limit and generation settings."""
 
     def matches(self, data: dict[str, Any]) -> bool:
         from lmms_eval.evaluator import _redact_eval_config_secrets
@@ -170,48 +180,6 @@ def task_configs(item: Entry, metadata: dict[str, Any]) -> list[dict[str, Any]]:
         return [member(task) for task in item.tasks]
     _, group = family_file(family)
     return [{**group, "task": [member(task) for task in group["task"]]}]
-
-
-def run_suite(
-    model: str,
-    model_args: str,
-    entries: Sequence[Entry],
-    output_path: Path,
-    *,
-    judge: str | None = None,
-    metadata: dict[str, Any] | None = None,
-    limit: float | None = None,
-    device: str | None = None,
-    batch_size: str | int = 1,
-    gen_kwargs: str | None = None,
-    use_cache: bool = True,
-    cache_chunk: int = DEFAULT_CACHE_CHUNK,
-    skip_unavailable_metrics: bool = False,
-) -> dict[str, str]:
-    """Run each entry not finished yet through lmms-eval; returns entry name -> what happened, as `evaluate`'s
-    `run_suite` does. Raises `PreflightError` before the model loads, `RunOptionError` for a suite lmms-eval
-    cannot run (an unknown model type, only ArabCulture)."""
-    from arab_mm_tasks.core import judging
-
-    outcome: dict[str, str] = {}
-    entries = supported_entries(entries, outcome)
-    model_class = _model_class(model)
-    if judge:
-        judging.configure(judge)  # in this process only: lmms-eval writes task metadata into its results files
-    settings = LmmsRunSettings(model, model_args, limit, gen_kwargs)
-    cache = _cache_root(output_path, settings) if use_cache else None
-    return run_entries(
-        model, model_args, entries, outcome,
-        finished=lambda item: finished_results(output_path, item, settings),
-        load=lambda device: model_class.create_from_arg_string(
-            model_args, {"batch_size": batch_size, "device": device}
-        ),
-        run=lambda lm, item, device, skipped: _evaluate_entry(
-            lm, item, settings, output_path, metadata or {}, device, batch_size, cache, cache_chunk, skipped
-        ),
-        metadata=metadata or {}, device=device, skip_unavailable_metrics=skip_unavailable_metrics,
-        through=" through lmms-eval",
-    )  # fmt: skip
 
 
 def _model_class(model: str) -> type:
