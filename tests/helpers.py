@@ -18,6 +18,26 @@ import pytest
 HANG_TIMEOUT = 1800
 
 
+# A sitecustomize.py that kills the process on the n-th call of a model's `generate` (`KILL_AT_GENERATE=n`), like a
+# user's Ctrl-C or an OOM kill mid-entry: write it to a folder and put that folder on the command line's PYTHONPATH.
+KILLER = """\
+import os
+
+if os.environ.get("KILL_AT_GENERATE"):
+    import transformers.generation.utils as generation
+
+    _calls, _kill_at, _generate = [0], int(os.environ["KILL_AT_GENERATE"]), generation.GenerationMixin.generate
+
+    def generate(self, *args, **kwargs):
+        _calls[0] += 1
+        if _calls[0] == _kill_at:
+            os.kill(os.getpid(), 9)
+        return _generate(self, *args, **kwargs)
+
+    generation.GenerationMixin.generate = generate
+"""
+
+
 def console_script(name: str) -> str:
     """Path of an installed console script next to this interpreter (the venv's bin/)."""
     candidate = Path(sys.executable).parent / name

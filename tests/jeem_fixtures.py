@@ -87,7 +87,7 @@ def build_jeem_hub_dir(folder: Path) -> Path:
     return out
 
 
-# --- a scripted judge: JEEM's criteria from the text judged, DCScore's stages from test_dcscore ----------
+# --- a scripted judge: JEEM's criteria from the text judged, DCScore's stages from dcscore_fixtures ------
 
 CRITERIA = ("Consistency", "Relevance", "Fluency", "Dialect Authenticity")
 
@@ -105,6 +105,6 @@ def criterion_scores(user_text: str) -> dict[str, int]:
 def jeem_script(stage: str, user_text: str, request: dict[str, Any]) -> str | None:
     if user_text.startswith("You are an expert evaluator assessing the quality of an"):
         return "\n\n".join(f"{c}: {s}/5" for c, s in criterion_scores(user_text).items())
-    from test_dcscore import hand_script
+    from dcscore_fixtures import hand_script
 
     return hand_script(stage, user_text, request)

@@ -12,6 +12,7 @@ image paths; `write_pearl_x` writes a parquet with ``image1`` .. ``image6`` stru
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -198,3 +199,31 @@ class PearlJudgeServer(LoopbackServer):
             handler._send(200, json.dumps(loopback._completion(request, pearl_reply(user_text))).encode())
 
         self._httpd.RequestHandlerClass = type("PearlHandler", (base,), {"_answer": answer})
+
+
+# ------------------------------------------------------------------------------ what the judge was sent, and the images
+
+
+def image_bytes(hub: Path, config: str) -> dict[str, bytes]:
+    """The image bytes each record of `config` holds, as released (not the harness's references to them)."""
+    import datasets
+
+    from arab_mm_tasks.core.sources import DatasetSource, load_split
+
+    split = load_split(DatasetSource.resolve("pearl", str(hub)), config, "test")
+    split = split.cast_column("image", datasets.Image(decode=False))
+    return {row["image_id"]: row["image"]["bytes"] for row in split}
+
+
+def judge_requests(pearl_judge: LoopbackServer) -> list[tuple[str, list[bytes]]]:
+    """(user text, [PNG bytes of its images]) of every judge request."""
+    out = []
+    for request in pearl_judge.requests:
+        content = json.loads(request.body)["messages"][0]["content"]
+        if isinstance(content, str):
+            out.append((content, []))
+            continue
+        text = "".join(part["text"] for part in content if part["type"] == "text")
+        images = [base64.b64decode(p["image_url"]["url"].split(",", 1)[1]) for p in content if p["type"] != "text"]
+        out.append((text, images))
+    return out

@@ -20,7 +20,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import console_script, run_cli
+from helpers import KILLER, console_script, run_cli
+from lmms_fixtures import pearl_expected
 
 from arab_mm_tasks.core.registry import all_families, all_specs
 
@@ -46,12 +47,6 @@ def _runs(out: Path) -> dict[str, tuple[dict, dict[str, list[dict]]]]:
         (entry,) = set(data["results"]) - set(data["configs"]) or set(data["configs"])
         runs[entry] = (data["results"], samples)
     return runs
-
-
-def _pearl_expected(value: dict) -> float:
-    from test_lmms_eval_adapter import _pearl_expected as expected  # the judge's reply, weighted as the metric says
-
-    return expected(value)
 
 
 @pytest.mark.slow
@@ -93,7 +88,7 @@ def test_a_suite_scores_what_its_samples_say_and_a_rerun_loads_no_model(
             for name in metrics:
                 values = [s[name] for s in pearl_samples[task]]
                 assert all(v["judge_status"] == "valid" for v in values)
-                expected = sum(_pearl_expected(v) for v in values) / len(values)
+                expected = sum(pearl_expected(v) for v in values) / len(values)
                 assert pearl_results[task][f"{name},none"] == pytest.approx(expected)
                 assert pearl_results[task][f"{name}_unscored,none"] == 0
         for file in out.rglob("*_results.json"):
@@ -112,8 +107,6 @@ def test_a_suite_scores_what_its_samples_say_and_a_rerun_loads_no_model(
 @pytest.mark.slow
 def test_an_entry_killed_midway_reuses_the_answers_given_before_the_kill(tmp_path, tiny_vlm_dir, gimmick_hub_dir,
                                                                          cli_env):  # fmt: skip
-    from test_vlm_runs import KILLER  # kills the process on the n-th call of the model's `generate`
-
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(KILLER)

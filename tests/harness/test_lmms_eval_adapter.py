@@ -17,17 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lmms_fixtures import lmms_eval_cli, pearl_expected, require_lmms_eval, results_and_samples, task_files
 
 from arab_mm_tasks.core.registry import all_families, all_specs
 from arab_mm_tasks.harness import lmms_eval_tasks
 from arab_mm_tasks.harness.lm_eval_yaml import TASKS_DIR as LM_EVAL_TREE
-
-
-def _lmms_eval():
-    # `lmms_eval.api.task`, not `lmms_eval`: a wheel of ours installs its YAML under lmms_eval/tasks/ even
-    # without lmms-eval, which makes a bare `lmms_eval` importable as an empty namespace package
-    return pytest.importorskip("lmms_eval.api.task", reason="lmms-eval is not installed (the [lmms] extra)")
-
 
 GENERATIVE = sorted(name for name, spec in all_specs().items() if spec.output_type == "generate_until")
 
@@ -45,7 +39,7 @@ def test_every_generative_spec_and_family_is_generated_and_no_log_likelihood_spe
 
 
 def test_lmms_eval_task_manager_finds_every_task_and_family():
-    _lmms_eval()
+    require_lmms_eval()
     from lmms_eval.tasks import TaskManager
 
     manager = TaskManager("ERROR", include_path=lmms_eval_tasks.tasks_path(), include_defaults=False)
@@ -60,7 +54,7 @@ def test_lmms_eval_task_manager_finds_every_task_and_family():
 @pytest.fixture(scope="module")
 def hub_dirs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A local folder per benchmark lmms-eval gets, built by the real builders (only where lmms-eval is installed)."""
-    _lmms_eval()
+    require_lmms_eval()
     from arb_fixtures import build_arb_hub_dir
     from jeem_fixtures import build_jeem_hub_dir
 
@@ -78,7 +72,7 @@ def _paths(hub_dirs: dict[str, Path]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def managers(hub_dirs: dict[str, Path]):
-    _lmms_eval()
+    require_lmms_eval()
     from lm_eval.tasks import TaskManager as LmEvalTaskManager
     from lmms_eval.tasks import TaskManager as LmmsEvalTaskManager
 
@@ -194,7 +188,7 @@ def test_an_unknown_run_option_is_refused_in_one_line(managers, hub_dirs):
 def test_installed_tree_is_found_by_the_plain_task_manager():
     """After `pip install "arab-mm-tasks[lmms]"` our tree lies in lmms_eval/tasks/ (pyproject.toml), where the plain
     ``lmms-eval`` command looks; it is the committed tree."""
-    _lmms_eval()
+    require_lmms_eval()
     import lmms_eval.tasks
     from lmms_eval.tasks import TaskManager
 
@@ -207,53 +201,18 @@ def test_installed_tree_is_found_by_the_plain_task_manager():
     assert set(GENERATIVE) | set(all_families()) <= set(index)
 
 
-def _task_files(folder: Path, *entries: dict) -> Path:
-    """A ``--tasks DIR`` folder: one task file per entry (our task or family, with the run's data and options)."""
-    import yaml
-
-    folder.mkdir()
-    for i, entry in enumerate(entries):
-        (folder / f"{i}.yaml").write_text(yaml.safe_dump(entry), encoding="utf-8")
-    return folder
-
-
-def _lmms_eval_cli(tmp_path: Path, model: Path, tasks: Path, env: dict[str, str], *extra: str) -> Path:
-    from helpers import console_script, run_cli
-
-    out = tmp_path / "out"
-    run_cli(
-        [console_script("lmms-eval"), "--model", "llava_hf",
-         "--model_args", f"pretrained={model},dtype=float32,device_map=cpu", "--device", "cpu",
-         "--tasks", str(tasks), "--include_path", lmms_eval_tasks.tasks_path(),
-         "--gen_kwargs", "max_new_tokens=4", "--output_path", str(out), "--log_samples", *extra],
-        env=env, cwd=tmp_path,
-    )  # fmt: skip
-    return out
-
-
-def _results_and_samples(out: Path) -> tuple[dict, dict[str, list[dict]]]:
-    import json
-
-    (results_file,) = out.rglob("*_results.json")
-    samples = {}
-    for path in out.rglob("*_samples_*.jsonl"):
-        task = path.stem.split("_samples_", 1)[1]
-        samples[task] = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
-    return json.loads(results_file.read_text("utf-8"))["results"], samples
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["chat", "simple"])
 def test_a_real_lmms_eval_run_scores_what_its_samples_say(kind, tmp_path, tiny_vlm_dir, gimmick_hub_dir, cli_env):
     """The plain `lmms-eval` command line, lmms-eval's own llava_hf model class (its chat variant, the default, and
     the simple one), a tiny random LLaVA, GIMMICK CIVQA from a local folder given in a task file (``--tasks DIR``)."""
-    _lmms_eval()
+    require_lmms_eval()
     import math
 
     spec = all_specs()["gimmick_civqa_none"]
-    tasks = _task_files(tmp_path / "tasks", {"task": spec.name, "metadata": {"gimmick_path": str(gimmick_hub_dir)}})
-    out = _lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, cli_env, *(["--force_simple"] if kind == "simple" else []))
-    all_results, all_samples = _results_and_samples(out)
+    tasks = task_files(tmp_path / "tasks", {"task": spec.name, "metadata": {"gimmick_path": str(gimmick_hub_dir)}})
+    out = lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, cli_env, *(["--force_simple"] if kind == "simple" else []))
+    all_results, all_samples = results_and_samples(out)
     results, samples = all_results[spec.name], all_samples[spec.name]
     assert len(samples) == 6  # every CIVQA document of the fixture
     assert all(s["input"].count("<image>") == 1 for s in samples)  # the prompt lm-eval gives, placeholder included
@@ -273,9 +232,9 @@ def test_a_real_lmms_eval_run_scores_what_its_samples_say(kind, tmp_path, tiny_v
 def test_a_family_of_text_only_and_image_members_runs_from_a_dataset_path(tmp_path, tiny_vlm_dir, gimmick_hub_dir,
                                                                            cli_env):  # fmt: skip
     """A family in a task file: lmms-eval keeps a group's `metadata` to itself but hands `dataset_path` down."""
-    _lmms_eval()
-    tasks = _task_files(tmp_path / "tasks", {"task": "gimmick_coqa_c", "dataset_path": str(gimmick_hub_dir)})
-    results, samples = _results_and_samples(_lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, cli_env))
+    require_lmms_eval()
+    tasks = task_files(tmp_path / "tasks", {"task": "gimmick_coqa_c", "dataset_path": str(gimmick_hub_dir)})
+    results, samples = results_and_samples(lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, cli_env))
     members = all_families()["gimmick_coqa_c"].tasks
     assert set(samples) == set(members) and all(samples[m] for m in members)
     assert not any("<image>" in s["input"] for s in samples["gimmick_coqa_c_text"])  # the text-only member
@@ -283,25 +242,11 @@ def test_a_family_of_text_only_and_image_members_runs_from_a_dataset_path(tmp_pa
     assert family == pytest.approx(sum(results[m]["relaxed_acc_compat,none"] for m in members) / len(members))
 
 
-def _pearl_expected(value: dict) -> float:
-    """What a judged value must score: the loopback judge's reply to its prompt, weighted as the metric says."""
-    from pearl_fixtures import pearl_reply
-
-    from metric_plugins.judge import JudgeItem, get_prompt
-
-    judge = value["judge"]
-    prompt = get_prompt(judge["prompt"])
-    (message,) = prompt.render(JudgeItem(judge["fields"]))
-    parsed = prompt.parse(pearl_reply(message.text))
-    assert parsed.valid
-    return sum(weight * parsed.scores[name] for name, weight in value["judge_weights"].items())
-
-
 @pytest.mark.slow
 def test_pearl_is_judged_in_the_lmms_eval_run(tmp_path, tiny_vlm_dir, pearl_hub_dir, cli_env):
     """The judge named in the task file's metadata (a loopback server answering Pearl's prompts) scores every
     sample once, the images reach the rubric and CAS judges, and a second run is answered from the judge cache."""
-    _lmms_eval()
+    require_lmms_eval()
     from pearl_fixtures import PearlJudgeServer
 
     env = {**cli_env, "OPENAI_API_KEY": "sk-test-PEARL"}
@@ -309,22 +254,22 @@ def test_pearl_is_judged_in_the_lmms_eval_run(tmp_path, tiny_vlm_dir, pearl_hub_
         judge = f"model=judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
         metadata = {"pearl_path": str(pearl_hub_dir), "judge": judge}
         entries = [{"task": name, "metadata": metadata} for name in ("pearl_closed", "pearl_open")]
-        tasks = _task_files(tmp_path / "tasks", *entries)
-        results, samples = _results_and_samples(_lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, env, "--limit", "3"))
+        tasks = task_files(tmp_path / "tasks", *entries)
+        results, samples = results_and_samples(lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, env, "--limit", "3"))
         first_calls = len(server.requests)
         for task, metrics in (("pearl_closed", ["acc"]), ("pearl_open", ["correctness", "overall", "cas"])):
             assert len(samples[task]) == 3
             for name in metrics:
                 values = [s[name] for s in samples[task]]
                 assert all(v["judge_status"] == "valid" for v in values)
-                expected = sum(_pearl_expected(v) for v in values) / len(values)
+                expected = sum(pearl_expected(v) for v in values) / len(values)
                 assert results[task][f"{name},none"] == pytest.approx(expected)
                 assert results[task][f"{name}_unscored,none"] == 0
         bodies = [server_request.body for server_request in server.requests]
         assert first_calls == len(bodies) > 0
         rerun = tmp_path / "rerun"
         rerun.mkdir()
-        _lmms_eval_cli(rerun, tiny_vlm_dir, tasks, env, "--limit", "3")
+        lmms_eval_cli(rerun, tiny_vlm_dir, tasks, env, "--limit", "3")
         assert len(server.requests) == first_calls  # every judgement came from the cache
 
 
@@ -334,14 +279,14 @@ def test_lmms_eval_and_lm_eval_generate_and_score_alike_on_the_same_model(tmp_pa
     """The same tiny LLaVA through lm-eval's `hf-multimodal` (chat template applied) and lmms-eval's `llava_hf`:
     the same prompt gives the same greedy answers (lmms-eval strips the answer's surrounding spaces) and the
     same scores."""
-    _lmms_eval()
+    require_lmms_eval()
     import json
 
     from helpers import console_script, run_cli
 
     spec = all_specs()["gimmick_civqa_none"]
-    tasks = _task_files(tmp_path / "tasks", {"task": spec.name, "metadata": {"gimmick_path": str(gimmick_hub_dir)}})
-    lmms_results, lmms_samples = _results_and_samples(_lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, cli_env))
+    tasks = task_files(tmp_path / "tasks", {"task": spec.name, "metadata": {"gimmick_path": str(gimmick_hub_dir)}})
+    lmms_results, lmms_samples = results_and_samples(lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, cli_env))
     lm_out = tmp_path / "lm_eval"
     run_cli(
         [console_script("lm_eval"), "--model", "hf-multimodal", "--model_args", f"pretrained={tiny_vlm_dir}",

@@ -13,17 +13,17 @@ import json
 from pathlib import Path
 
 import pytest
-from test_lmms_eval_adapter import _lmms_eval, _lmms_eval_cli, _task_files
+from lmms_fixtures import lmms_eval_cli, require_lmms_eval, task_files
 
 from arab_mm_tasks.cli import main
 
-_lmms_eval()  # the whole file skips, before its fixtures build a model, where lmms-eval is not installed
+require_lmms_eval()  # the whole file skips, before its fixtures build a model, where lmms-eval is not installed
 
 
 @pytest.mark.slow
 def test_report_sample_scores_and_judge_read_a_real_lmms_eval_run(tmp_path, tiny_vlm_dir, gimmick_hub_dir,
                                                                   pearl_hub_dir, cli_env, capsys):  # fmt: skip
-    _lmms_eval()
+    require_lmms_eval()
     from pearl_fixtures import PearlJudgeServer
 
     from arab_mm_tasks.cli.judge_saved import judge_saved
@@ -33,12 +33,12 @@ def test_report_sample_scores_and_judge_read_a_real_lmms_eval_run(tmp_path, tiny
     env = {**cli_env, "OPENAI_API_KEY": "sk-test-PEARL"}
     with PearlJudgeServer() as server:
         judge = f"model=judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
-        tasks = _task_files(
+        tasks = task_files(
             tmp_path / "tasks",
             {"task": "gimmick_civqa_none", "metadata": {"gimmick_path": str(gimmick_hub_dir)}},
             {"task": "pearl_closed", "metadata": {"pearl_path": str(pearl_hub_dir), "judge": judge}},
         )
-        out = _lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, env, "--limit", "3")
+        out = lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, env, "--limit", "3")
         (results_file,) = out.rglob("*_results.json")
         results = json.loads(results_file.read_text("utf-8"))["results"]
         samples = {

@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_lmms_eval_adapter import _lmms_eval, _lmms_eval_cli, _results_and_samples, _task_files
+from lmms_fixtures import lmms_eval_cli, require_lmms_eval, results_and_samples, task_files
 
 from arab_mm_tasks.core.registry import all_specs
 from metric_plugins.judge import loopback
 from metric_plugins.judge.loopback import UNPARSABLE, LoopbackServer
 from metric_plugins.region_aggregation import macro_mean, region_mean
 
-_lmms_eval()  # the whole file skips, before its fixtures build a model, where lmms-eval is not installed
+require_lmms_eval()  # the whole file skips, before its fixtures build a model, where lmms-eval is not installed
 
 TASK = "gimmick_ckqa_d_text"  # judged 0-100, invalid replies excluded (invalid_policy "exclude"), text only
 
@@ -61,9 +61,9 @@ def test_invalid_judge_replies_are_unscored_and_counted_in_a_real_lmms_eval_run(
     with _JudgeInvalidFor([spec.target(docs[i]) for i in failing]) as server:
         judge = f"model=judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
         metadata = {"gimmick_path": str(gimmick_hub_dir), "judge": judge}
-        tasks = _task_files(tmp_path / "tasks", {"task": TASK, "metadata": metadata})
-        all_results, all_samples = _results_and_samples(_lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, env,
-                                                                        "--limit", "4"))  # fmt: skip
+        tasks = task_files(tmp_path / "tasks", {"task": TASK, "metadata": metadata})
+        all_results, all_samples = results_and_samples(lmms_eval_cli(tmp_path, tiny_vlm_dir, tasks, env,
+                                                                     "--limit", "4"))  # fmt: skip
     results, samples = all_results[TASK], all_samples[TASK]
     assert sorted(s["doc_id"] for s in samples) == [0, 1, 2, 3]
 
@@ -101,7 +101,7 @@ def test_evaluate_without_a_judge_runs_and_counts_every_judged_sample_unscored(t
                     "--output_path", str(out), "--gen_kwargs", "max_new_tokens=4", "--tasks", TASK, "--limit", "3",
                     "--dataset-path", f"gimmick={gimmick_hub_dir}"], env=env, cwd=tmp_path)  # fmt: skip
     assert f"note: no judge configured: the judged metrics of {TASK} will be 'not judged'" in done.stdout
-    all_results, all_samples = _results_and_samples(out)
+    all_results, all_samples = results_and_samples(out)
     results, samples = all_results[TASK], all_samples[TASK]
     assert len(samples) == 3 and all(s["judge_score"]["score"] is None for s in samples)
     assert {s["judge_score"]["judge_status"] for s in samples} == {"not_judged"}  # as lm-eval saves them

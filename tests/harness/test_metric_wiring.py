@@ -125,7 +125,7 @@ QA = [
 def textcheck_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The test benchmark's data in the Hub layout our builders write (one config, ``all``)."""
     import datasets
-    from test_dcscore import REFERENCE
+    from dcscore_fixtures import REFERENCE
 
     folder = tmp_path_factory.mktemp("textcheck")
     rows = [
@@ -260,21 +260,21 @@ def test_lighteval_reports_the_same_metrics(tmp_path, textcheck_dir, tiny_gimmic
 
 @pytest.fixture
 def dcscore_judge(tmp_path):
-    """The loopback judge answering DCScore's stages with test_dcscore's hand-computed case."""
-    from test_dcscore import ScriptedServer, hand_script
+    """The loopback judge answering DCScore's stages with dcscore_fixtures' hand-computed case."""
+    from dcscore_fixtures import ScriptedServer, hand_script
 
     with ScriptedServer(hand_script) as server:
         yield server, f"model=loopback-judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"
 
 
 def _dcscore_expected() -> dict[str, float]:
-    from test_dcscore import EXPECTED
+    from dcscore_fixtures import EXPECTED
 
     return {f"dcscore_{m}": 100 * float(EXPECTED[m]) for m in ("precision", "recall", "f1")}
 
 
 def test_dcscore_in_a_task_sees_each_samples_image_runs_once_and_releases_the_images(dcscore_judge, monkeypatch):
-    from test_dcscore import REFERENCE
+    from dcscore_fixtures import REFERENCE
     from textcheck import CAPTION_TASK
 
     from arab_mm_tasks.core import judging, scoring

@@ -9,29 +9,11 @@ import signal
 import subprocess
 
 import pytest
-from helpers import HANG_TIMEOUT, console_script, run_cli
+from helpers import HANG_TIMEOUT, KILLER, console_script, run_cli
 
 from arab_mm_tasks.report.runs import read_runs
 
 pytestmark = pytest.mark.slow
-
-# Kills the process on the n-th call of a model's `generate`, like a user's Ctrl-C or an OOM kill mid-entry.
-KILLER = """\
-import os
-
-if os.environ.get("KILL_AT_GENERATE"):
-    import transformers.generation.utils as generation
-
-    _calls, _kill_at, _generate = [0], int(os.environ["KILL_AT_GENERATE"]), generation.GenerationMixin.generate
-
-    def generate(self, *args, **kwargs):
-        _calls[0] += 1
-        if _calls[0] == _kill_at:
-            os.kill(os.getpid(), 9)
-        return _generate(self, *args, **kwargs)
-
-    generation.GenerationMixin.generate = generate
-"""
 
 
 def test_a_family_of_text_only_and_image_members_runs_on_a_vision_model(tmp_path, tiny_vlm_dir, gimmick_hub_dir,

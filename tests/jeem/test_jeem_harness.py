@@ -45,7 +45,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture
 def judge(tmp_path):
-    from test_dcscore import ScriptedServer
+    from dcscore_fixtures import ScriptedServer
 
     with ScriptedServer(jeem_script) as server:
         yield server, f"model=loopback-judge,base_url={server.url},cache_path={tmp_path / 'judge.sqlite'}"

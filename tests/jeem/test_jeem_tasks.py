@@ -130,7 +130,7 @@ def _no_kept_images():
 
 @pytest.fixture
 def judge_server(tmp_path, monkeypatch):
-    from test_dcscore import ScriptedServer
+    from dcscore_fixtures import ScriptedServer
 
     monkeypatch.setattr(judging, "_run_args", {})
     monkeypatch.setenv("OPENAI_API_KEY", "unused")
@@ -238,7 +238,7 @@ def test_an_invalid_reply_is_counted_unscored_not_scored(folder, judge_server, r
 
 def _texts(server, stage: str) -> list[str]:
     """The user text of every request of one DCScore stage."""
-    from test_dcscore import stage_of
+    from dcscore_fixtures import stage_of
 
     texts = []
     for request in server.requests:

@@ -15,7 +15,7 @@ import subprocess
 import time
 
 import pytest
-from test_judge_robustness import _cli_faults, statuses, write_samples
+from judge_fixtures import cli_faults, statuses, write_samples
 
 from metric_plugins.judge import JudgeCache
 from metric_plugins.judge.loopback import LoopbackServer
@@ -32,7 +32,7 @@ def test_six_cli_processes_on_one_cache_pay_for_each_item_exactly_once(tmp_path)
         judge = f"model=judge,base_url={server.url},concurrency=16,cache_path={cache}"
         procs = [
             subprocess.Popen(
-                [_cli_faults().command(), "judge", str(samples), "--judge", judge, "--out", str(tmp_path / f"out{n}")],
+                [cli_faults().command(), "judge", str(samples), "--judge", judge, "--out", str(tmp_path / f"out{n}")],
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import importlib.util
 import json
 import os
 import signal
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from judge_fixtures import TASK, cli_faults, statuses, write_samples
 
 from metric_plugins.judge import (
     GIMMICK_CKQA,
@@ -38,7 +38,6 @@ from metric_plugins.judge.backends.openai_chat import read_completion
 from metric_plugins.judge.cache import CacheEntry
 from metric_plugins.judge.loopback import MALFORMED, ODD, RAW, LoopbackServer
 
-REPO = Path(__file__).resolve().parents[2]
 FAST_RETRY = RetryPolicy(max_retries=1, base_delay=0.01, max_delay=0.02)
 
 # what each reply shape must end as, and a word of the reason a failed one names
@@ -59,42 +58,12 @@ OUTCOMES: dict[str, tuple[str, str]] = {
     "500": ("failed", "HTTP 500"),
     "unparsable": ("invalid", ""),
 }
-TASK = "gimmick_ckqa_n"
-
-
-def _cli_faults():
-    spec = importlib.util.spec_from_file_location("judge_cli_faults", REPO / "benchmarks" / "judge_cli_faults.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def write_samples(folder: Path, answers: list[str]) -> Path:
-    """An lm-eval --predict_only samples file with one sample per answer (as `judge_cli_faults` writes them)."""
-    lines = []
-    for i, answer in enumerate(answers):
-        doc = {"id": f"cef-{i}", "title": f"Event {i}", "region_codes": ["GCC"]}
-        record = {"doc_id": i, "doc": doc, "target": doc["title"], "filtered_resps": [answer]}
-        lines.append(json.dumps(record))  # ensure_ascii: a lone surrogate travels as its escape, as in real files
-    path = folder / f"samples_{TASK}_2026-11-23T10-00-00.000000.jsonl"
-    path.write_text("\n".join(lines) + "\n", "utf-8")
-    return path
 
 
 def run_cli(samples: Path, judge: str, out: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    args = [_cli_faults().command(), "judge", str(samples), "--judge", judge, "--out", str(out)]
+    args = [cli_faults().command(), "judge", str(samples), "--judge", judge, "--out", str(out)]
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
-
-
-def statuses(judged: Path) -> list[str]:
-    """Each written sample's judge status, in file order."""
-    records = [json.loads(line) for line in judged.read_text("utf-8").splitlines() if line.strip()]
-    found = []
-    for record in records:
-        values = [v for v in record.values() if isinstance(v, dict) and "judge_status" in v]
-        found.append(values[0]["judge_status"])
-    return found
 
 
 def rows(cache: Path) -> int:
@@ -295,7 +264,7 @@ def test_kill_and_restart_with_always_failing_items_first_grows_the_cache_every_
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     with LoopbackServer(latency=0.25) as server:
         judge = f"model=judge,base_url={server.url},timeout=5,max_retries=2,concurrency=8,cache_path={cache}"
-        args = [_cli_faults().command(), "judge", str(samples), "--judge", judge, "--out", str(tmp_path / "out")]
+        args = [cli_faults().command(), "judge", str(samples), "--judge", judge, "--out", str(tmp_path / "out")]
         seen = [0]
         for _ in range(3):  # killed as soon as it has added a judgement, or once a failing item is asked again
             start = len(server.requests)

@@ -4,14 +4,12 @@ a row that matches nothing, or too much, is an error naming its line."""
 
 from __future__ import annotations
 
-import base64
 import json
 
 import pytest
-from pearl_fixtures import pearl_records, pearl_x_records
+from pearl_fixtures import image_bytes, judge_requests, pearl_records, pearl_x_records
 
 from arab_mm_tasks.cli.judge_saved import judge_saved, read_runs
-from arab_mm_tasks.core.sources import DatasetSource, load_split
 from arab_mm_tasks.core.spec import RecordError
 from metric_plugins.judge.config import JudgeConfig
 
@@ -37,29 +35,6 @@ def _config(pearl_judge, tmp_path):
     return JudgeConfig(model="judge", base_url=pearl_judge.url, cache_path=str(tmp_path / "judge.sqlite"))
 
 
-def _image_bytes(hub, config):
-    """The image bytes each record of `config` holds, as released (not the harness's references to them)."""
-    import datasets
-
-    split = load_split(DatasetSource.resolve("pearl", str(hub)), config, "test")
-    split = split.cast_column("image", datasets.Image(decode=False))
-    return {row["image_id"]: row["image"]["bytes"] for row in split}
-
-
-def _judged(pearl_judge):
-    """(user text, [PNG bytes of its images]) of every judge request."""
-    out = []
-    for request in pearl_judge.requests:
-        content = json.loads(request.body)["messages"][0]["content"]
-        if isinstance(content, str):
-            out.append((content, []))
-            continue
-        text = "".join(part["text"] for part in content if part["type"] == "text")
-        images = [base64.b64decode(p["image_url"]["url"].split(",", 1)[1]) for p in content if p["type"] != "text"]
-        out.append((text, images))
-    return out
-
-
 def test_a_pearl_log_is_matched_by_its_ids_not_its_row_numbers(pearl_hub_dir, pearl_judge, tmp_path):
     # the log numbered its rows in another order (ids 100+): the record is found by image_id, annotation_id, qa_index
     records = pearl_records()
@@ -74,8 +49,8 @@ def test_a_pearl_log_is_matched_by_its_ids_not_its_row_numbers(pearl_hub_dir, pe
     assert closed["acc"] == 50.0 and closed["acc_unscored"] == 0
     assert opened["overall"] == pytest.approx((3.6 + 2.0) / 2) and opened["cas"] == 50.0
     # each open item's judges saw its own image (img_1, img_3), the closed-form judge none
-    images = _image_bytes(pearl_hub_dir, "pearl_open")
-    judged = _judged(pearl_judge)
+    images = image_bytes(pearl_hub_dir, "pearl_open")
+    judged = judge_requests(pearl_judge)
     assert sorted(len(imgs) for _, imgs in judged) == [0, 0, 1, 1, 1, 1]
     for text, imgs in judged:
         if imgs:
@@ -95,8 +70,8 @@ def test_a_pearl_lite_log_is_judged_on_pearl_lite_records_with_their_own_images(
     assert sorted(report["results"]) == [f"pearl_lite_closed (log: {log.name})", f"pearl_lite_open (log: {log.name})"]
     assert report["results"][f"pearl_lite_open (log: {log.name})"]["overall"] == pytest.approx(5.0)
     assert report["results"][f"pearl_lite_closed (log: {log.name})"]["acc"] == 50.0
-    with_images = [imgs for _, imgs in _judged(pearl_judge) if imgs]
-    assert with_images == [[_image_bytes(pearl_hub_dir, "pearl_lite_open")["img_2"]]] * 2  # rubric and CAS
+    with_images = [imgs for _, imgs in judge_requests(pearl_judge) if imgs]
+    assert with_images == [[image_bytes(pearl_hub_dir, "pearl_lite_open")["img_2"]]] * 2  # rubric and CAS
 
 
 def test_a_pearl_x_log_goes_to_the_pearl_x_tasks_with_their_prompt_layout(pearl_hub_dir, pearl_judge, tmp_path):
@@ -109,7 +84,7 @@ def test_a_pearl_x_log_goes_to_the_pearl_x_tasks_with_their_prompt_layout(pearl_
     assert [r["doc"]["answer_letter"] for r in runs["pearl_x_multi"].records] == ["D", ""]
     report = judge_saved([log], _config(pearl_judge, tmp_path), tmp_path / "judged", {"pearl": str(pearl_hub_dir)})
     assert report["results"][f"pearl_x_single (log: {log.name})"]["acc"] == 100.0
-    mcq = next(text for text, _ in _judged(pearl_judge) if "Candidate's chosen answer:\nD\n" in text)
+    mcq = next(text for text, _ in judge_requests(pearl_judge) if "Candidate's chosen answer:\nD\n" in text)
     assert f"{items[4]['question']}\n{chr(10).join(items[4]['choices'])}\n\n{MCQ_INSTRUCTION}\n" in mcq
 
 

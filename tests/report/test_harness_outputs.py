@@ -188,8 +188,7 @@ def test_judge_scores_lmms_eval_predict_only_samples_from_the_run_recorded_datas
                                                                                     tmp_path):  # fmt: skip
     """Generate-then-judge on lmms-eval: its samples hold no document; the dataset is the one the results file
     records, each sample is its doc_id's row, and the open-ended judges see that row's image."""
-    from pearl_fixtures import pearl_reply
-    from test_pearl_inference_logs import _image_bytes, _judged
+    from pearl_fixtures import image_bytes, judge_requests, pearl_reply
 
     from arab_mm_tasks.cli.judge_saved import judge_saved
     from metric_plugins.judge import JudgeItem, get_prompt
@@ -222,9 +221,9 @@ def test_judge_scores_lmms_eval_predict_only_samples_from_the_run_recorded_datas
             result = report["results"][f"{task} (lmms-eval: {saved.name})"][name]
             assert result == pytest.approx(sum(expected) / len(expected))
     # the rubric and CAS judges saw each sample's own image: its doc_id's row's (the closed-form judge none)
-    images = _image_bytes(pearl_hub_dir, "pearl_open")
+    images = image_bytes(pearl_hub_dir, "pearl_open")
     rows = split_rows("pearl", pearl_hub_dir, "pearl_open")[:3]
-    seen = sorted(imgs[0] for _, imgs in _judged(pearl_judge) if imgs)
+    seen = sorted(imgs[0] for _, imgs in judge_requests(pearl_judge) if imgs)
     assert seen == sorted([images[row["image_id"]] for row in rows] * 2)
     calls = len(pearl_judge.requests)
     judge_saved([folder], config, tmp_path / "again")
