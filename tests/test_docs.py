@@ -1,10 +1,14 @@
-"""Generated docs match their generator, and the README's commands are the ones CI runs."""
+"""Generated docs match their generator, the README's commands are the ones CI runs, every command-line option
+has help and every test file the docs name exists."""
 
 from __future__ import annotations
 
+import argparse
+import re
 import subprocess
 from pathlib import Path
 
+from arab_mm_tasks.cli import parser
 from arab_mm_tasks.cli.catalogue import render_catalogue
 from arab_mm_tasks.core.registry import all_specs
 
@@ -55,3 +59,27 @@ def test_fidelity_doc_covers_the_decisions():
     topics += ("relaxed accuracy", "1 frame per second", "similarity threshold", "options, sampled once", "L184")
     for topic in topics:
         assert topic.lower() in fidelity.lower(), topic
+
+
+def _options(p: argparse.ArgumentParser, path: str):
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, f"{path} {name}")
+        elif not isinstance(action, argparse._HelpAction):
+            yield path, "/".join(action.option_strings) or action.dest, action.help
+
+
+def test_every_command_line_option_has_help():
+    options = list(_options(parser(), "arab-mm-tasks"))
+    assert any(name == "--limit" and path.endswith("demo") for path, name, _ in options)
+    assert [(path, name) for path, name, text in options if not text] == []
+
+
+def test_every_test_file_the_docs_name_exists():
+    named = {
+        path
+        for doc in [*sorted((REPO / "docs").glob("*.md")), REPO / "README.md"]
+        for path in re.findall(r"tests/[\w./-]+\.py", doc.read_text(encoding="utf-8"))
+    }
+    assert named and sorted(p for p in named if not (REPO / p).is_file()) == []
