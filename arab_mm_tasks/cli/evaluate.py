@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from arab_mm_tasks.core.registry import all_benchmarks, all_families, all_specs, get_spec
+from arab_mm_tasks.report.harness_outputs import Harness, harness_of, results_files, samples_beside, stamp, stamp_order
 
 SUITES = ("headline", "all")
 # lmms-eval 0.7.3 checkpoints its response cache every 256 responses (`_CHECKPOINT_INTERVAL`); a smaller step
@@ -97,6 +98,10 @@ class SameRun:
     limit: float | None = None
     gen_kwargs: str | None = None
 
+    def matches(self, data: dict[str, Any]) -> bool:
+        """Whether a results file's JSON object records a run with these settings."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True)
 class RunSettings(SameRun):
@@ -118,26 +123,38 @@ class RunSettings(SameRun):
 
 
 def finished_results(output_path: Path, entry: Entry, settings: RunSettings) -> Path | None:
-    """A results file of an earlier run of this entry with the same `settings`."""
-    for file in sorted(output_path.rglob("results_*.json")):
+    """A results file of an earlier lm-eval run of this entry with the same `settings`."""
+
+    def ran(data: dict[str, Any]) -> bool:
+        return entry.name in data.get("results", {}) or entry.name in data.get("group_subtasks", {})
+
+    return earliest_finished(output_path, "lm-eval", settings, ran)
+
+
+def earliest_finished(
+    output_path: Path, harness: Harness, settings: SameRun, ran: Callable[[dict[str, Any]], bool]
+) -> Path | None:
+    """The earliest results file under `output_path` (by the time in its name) that `harness` wrote with the same
+    `settings`, whose run holds the entry (`ran`) and whose samples files are complete; None when there is none.
+    The harnesses' file names are read by `arab_mm_tasks.report.harness_outputs`, as every tool reads them."""
+    for file in sorted(results_files(output_path), key=lambda path: (stamp_order(stamp(path)), path)):
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # a file being written by a killed run: not finished
-        same_run = settings.matches(data)
-        ran = entry.name in data.get("results", {}) or entry.name in data.get("group_subtasks", {})
-        if same_run and ran and _samples_saved(file, data):
+        if not isinstance(data, dict) or harness_of(data) != harness or not settings.matches(data):
+            continue
+        if ran(data) and samples_saved(file, data):
             return file
     return None
 
 
-def _samples_saved(results_file: Path, data: dict[str, Any]) -> bool:
-    """Whether every task of a results file has its samples file, complete (written after the results file: a
-    kill in between leaves none, or one cut mid-line)."""
-    stamp = results_file.name.removeprefix("results_").removesuffix(".json")
+def samples_saved(results_file: Path, data: dict[str, Any]) -> bool:
+    """Whether every task of a results file has its samples file, complete. Both harnesses write samples after
+    the results file (lmms-eval appending line by line): a kill in between leaves none, or one cut mid-line."""
     counts = data.get("n-samples", {})
     return all(
-        samples_complete(results_file.parent / f"samples_{task}_{stamp}.jsonl", counts.get(task, {}).get("effective"))
+        samples_complete(samples_beside(results_file, task), counts.get(task, {}).get("effective"))
         for task in data.get("configs", {})
     )
 

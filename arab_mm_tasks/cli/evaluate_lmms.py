@@ -38,7 +38,6 @@ import argparse
 import contextlib
 import copy
 import hashlib
-import json
 import os
 import sys
 import time
@@ -47,10 +46,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arab_mm_tasks.cli.evaluate import Entry, SameRun, run_entries, samples_complete
+from arab_mm_tasks.cli.evaluate import Entry, SameRun, earliest_finished, run_entries
 from arab_mm_tasks.core.registry import all_families, all_specs
 from arab_mm_tasks.core.run_options import RunOptionError
-from arab_mm_tasks.report.harness_outputs import harness_of, results_files, samples_beside, stamp, stamp_order
+from arab_mm_tasks.report.harness_outputs import harness_of, samples_beside
 
 
 def run_from_args(
@@ -141,29 +140,13 @@ class LmmsRunSettings(SameRun):
 def finished_results(output_path: Path, entry: Entry, settings: LmmsRunSettings) -> Path | None:
     """An lmms-eval results file of an earlier run of this entry with the same `settings`, samples complete
     (the earliest such run, by the time in its name)."""
-    for file in sorted(results_files(output_path), key=lambda path: (stamp_order(stamp(path)), path)):
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # a file being written by a killed run: not finished
-        if not isinstance(data, dict) or not settings.matches(data):
-            continue
-        # a task given by an alias ran under its spec's name (our lmms-eval tree registers no aliases)
-        names = [entry.name] if entry.name in all_families() else entry.tasks
-        ran = all(name in data.get("results", {}) or name in data.get("group_subtasks", {}) for name in names)
-        if ran and _samples_saved(file, data):
-            return file
-    return None
+    # a task given by an alias ran under its spec's name (our lmms-eval tree registers no aliases)
+    names = [entry.name] if entry.name in all_families() else entry.tasks
 
+    def ran(data: dict[str, Any]) -> bool:
+        return all(name in data.get("results", {}) or name in data.get("group_subtasks", {}) for name in names)
 
-def _samples_saved(results_file: Path, data: dict[str, Any]) -> bool:
-    """Whether every task of a results file has its samples file, complete (lmms-eval writes them after the
-    results file, appending line by line: a kill in between leaves none, or one cut short)."""
-    counts = data.get("n-samples", {})
-    return all(
-        samples_complete(samples_beside(results_file, task), counts.get(task, {}).get("effective"))
-        for task in data.get("configs", {})
-    )
+    return earliest_finished(output_path, "lmms-eval", settings, ran)
 
 
 def task_configs(item: Entry, metadata: dict[str, Any]) -> list[dict[str, Any]]:
