@@ -9,13 +9,15 @@ the flat ~51 KB clips of the first measurements. Then it runs
 ``python -m lm_eval --model hf-multimodal`` (or, with ``--harness lighteval``, our lighteval
 command line with ``--vision-model``) with the tiny random-weight VLM on gimmick_cvvqa_none
 in a child process per (code, N) under ``/usr/bin/time -v``, and prints peak RSS and its growth
-per clip. With ``--harness lmms-eval`` (run this script with the Python of an environment holding
+per clip, and the child's anonymous and file-backed memory at exit (clean pages of mapped files, such as
+the dataset's Arrow file, count in RSS but the kernel drops them under pressure; anonymous memory is what
+the run holds). With ``--harness lmms-eval`` (run this script with the Python of an environment holding
 the ``[lmms]`` extra) the child is ``python -m lmms_eval --model llava_hf`` on the same task, named
 in a ``--tasks DIR`` task file whose ``metadata`` carries ``gimmick_path``. Runs go in order of size,
 "before" and "after" side by side at each size, so a change of machine load falls on both.
 "before" runs the code in BEFORE_ROOT (default /work/main, the main branch's checkout),
-"after" this checkout: ``python -m`` puts the working directory first on sys.path, so each
-child imports the package from its own root.
+"after" this checkout: the child (``python -c``, running the module as ``-m`` would) has the
+working directory first on sys.path, so each child imports the package from its own root.
 
     python benchmarks/cvvqa_memory.py --sizes 20 50 200
     python benchmarks/cvvqa_memory.py --sizes 20 50 200 --before-sizes 20 50   # skip a big "before" run
@@ -123,25 +125,39 @@ def build_image_folder(work: Path, rows: int) -> Path:
     return out
 
 
+# The child runs the harness's module as ``python -m`` would, and at exit prints its resident memory split as the
+# kernel keeps it (/proc/self/status, kB): anonymous (objects, pixels) and file-backed (mapped files' pages).
+AT_EXIT_SPLIT = """
+import atexit, json, runpy, sys
+def split():
+    fields = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+    rss = {key: int(fields[key].split()[0]) for key in ("VmHWM", "RssAnon", "RssFile")}
+    print("ARAB_MM_RSS_AT_EXIT " + json.dumps(rss), file=sys.stderr, flush=True)
+atexit.register(split)
+runpy.run_module(sys.argv.pop(1), run_name="__main__", alter_sys=True)
+"""
+
+
 def harness_command(harness: str, task: str, model: Path, folder: Path, out: Path) -> list[str]:
-    """The child's command line: the package is imported from its working directory (``python -m``)."""
+    """The child's command line: the package is imported from its working directory (``-c``, as ``-m``)."""
+    python = [sys.executable, "-c", AT_EXIT_SPLIT]
     if harness == "lmms-eval":
         return [
-            sys.executable, "-m", "lmms_eval", "--model", "llava_hf",
+            *python, "lmms_eval", "--model", "llava_hf",
             "--model_args", f"pretrained={model},dtype=float32,device_map=cpu", "--device", "cpu",
             "--tasks", str(lmms_task_folder(task, folder, out)), "--include_path", lmms_tree(),
             "--gen_kwargs", "max_new_tokens=2", "--batch_size", "1", "--output_path", str(out),
         ]  # fmt: skip
     if harness == "lm-eval":
         return [
-            sys.executable, "-m", "lm_eval", "--model", "hf-multimodal",
+            *python, "lm_eval", "--model", "hf-multimodal",
             "--model_args", f"pretrained={model},max_images=20", "--tasks", task,
             "--metadata", json.dumps({"gimmick_path": str(folder)}), "--gen_kwargs", "max_gen_toks=2",
             "--device", "cpu", "--batch_size", "1", "--output_path", str(out),
         ]  # fmt: skip
     # a fresh response cache per run: lighteval would otherwise answer from an earlier run's responses
     return [
-        sys.executable, "-m", "arab_mm_tasks.harness.lighteval_cli", "accelerate",
+        *python, "arab_mm_tasks.harness.lighteval_cli", "accelerate",
         f"model_name={model},generation_size=2,device=cpu,batch_size=1,cache_dir={out / 'cache'}",
         f"{task}|0",
         "--vision-model", "--dataset-path", f"gimmick={folder}", "--output-dir", str(out),
@@ -172,7 +188,8 @@ def samples_scored(harness: str, task: str, out: Path) -> int | None:
 
 
 def run_harness(harness: str, task: str, root: Path, model: Path, folder: Path, out: Path) -> dict[str, float]:
-    """Peak RSS (MB), wall time and samples of one run whose package is imported from `root`."""
+    """Peak RSS, and anonymous and file-backed memory at exit (MB), wall time and samples of one run whose package
+    is imported from `root`."""
     command = ["/usr/bin/time", "-v", *harness_command(harness, task, model, folder, out)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("PYTHONPATH", None)
@@ -182,9 +199,11 @@ def run_harness(harness: str, task: str, root: Path, model: Path, folder: Path, 
     if done.returncode:
         raise RuntimeError(f"{harness} failed in {root}:\n{done.stderr[-3000:]}")
     peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
+    at_exit = json.loads(re.search(r"ARAB_MM_RSS_AT_EXIT (\{.*\})", done.stderr).group(1))
     samples = samples_scored(harness, task, out)
     shutil.rmtree(out)
-    return {"peak_mb": peak_kb / 1024, "wall_s": wall, "samples": samples}
+    return {"peak_mb": peak_kb / 1024, "anon_mb": at_exit["RssAnon"] / 1024, "file_mb": at_exit["RssFile"] / 1024,
+            "wall_s": wall, "samples": samples}  # fmt: skip
 
 
 def rss_kb() -> dict[str, int]:
@@ -282,21 +301,26 @@ def main() -> None:
         f"{which}, tiny VLM, {task}, {media} ({min(sizes) / 1e6:.2f}-{max(sizes) / 1e6:.2f} MB), "
         f"max_gen_toks=2, batch 1; load before: {os.getloadavg()[0]:.2f}"
     )
-    print("| code | rows | peak RSS (MB) | wall (s) | load (1 min) |")
-    print("|---|---|---|---|---|")
+    print("| code | rows | peak RSS (MB) | at exit: anonymous (MB) | file-backed (MB) | wall (s) | load (1 min) |")
+    print("|---|---|---|---|---|---|---|")
     table: dict[str, dict[int, float]] = {}
+    anonymous: dict[str, dict[int, float]] = {}
     for label, root, n in runs:
         got = run_harness(args.harness, task, root, model, folders[n], args.work / f"out-{label}-{n}")
         assert got["samples"] in (n, None), got
         table.setdefault(label, {})[n] = got["peak_mb"]
-        print(f"| {label} | {n} | {got['peak_mb']:.0f} | {got['wall_s']:.0f} | {os.getloadavg()[0]:.2f} |", flush=True)
+        anonymous.setdefault(label, {})[n] = got["anon_mb"]
+        print(f"| {label} | {n} | {got['peak_mb']:.0f} | {got['anon_mb']:.0f} | {got['file_mb']:.0f} "
+              f"| {got['wall_s']:.0f} | {os.getloadavg()[0]:.2f} |", flush=True)  # fmt: skip
     for label, peaks in table.items():
         counts = sorted(peaks)
         if len(counts) > 1:
             growth = (peaks[counts[-1]] - peaks[counts[0]]) / (counts[-1] - counts[0])
             full = peaks[counts[-1]] + max(growth, 0.0) * (FULL[args.task] - counts[-1])  # flat (noise < 0): as is
-            print(f"{label}: {growth:.2f} MB per row ({counts[0]} -> {counts[-1]} rows); "
-                  f"{FULL[args.task]:,} rows: ~{full / 1024:.1f} GB")  # fmt: skip
+            anon = anonymous[label]
+            anon_growth = (anon[counts[-1]] - anon[counts[0]]) / (counts[-1] - counts[0])
+            print(f"{label}: {growth:.2f} MB per row of peak RSS, {anon_growth:.2f} of anonymous memory at exit "
+                  f"({counts[0]} -> {counts[-1]} rows); {FULL[args.task]:,} rows: ~{full / 1024:.1f} GB")  # fmt: skip
 
 
 if __name__ == "__main__":

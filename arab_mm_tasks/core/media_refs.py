@@ -8,9 +8,11 @@ memory-mapped Arrow file the row was read from, which count in the process's RSS
 image or video value, a reference instead: the original ``path`` and ``stored_at``, where its bytes
 are (``"<arrow file>#bytes=<start>-<stop>"``, `StoredBytes`), with ``bytes`` left empty. Making
 them reads none of the media: the positions come from the Arrow arrays' offsets and the file from
-the process's own memory map (``/proc/self/maps``). The bytes are read with one `os.pread` when a
-lazy image is decoded (from the page cache; the process's mapping is never touched) and dropped
-after, so a pending request holds a few hundred bytes per image.
+the process's own memory map (``/proc/self/maps``), whose file is checked once per mapping by its
+device and inode (or, where those differ from the file's, as on overlayfs, by comparing a few of its
+bytes): making references maps no page of the media, so memory does not grow with the number of
+clips. The bytes are read with one `os.pread` when a lazy image is decoded (from the page cache;
+the process's mapping is never touched) and dropped after, so a pending request holds a few hundred bytes per image.
 
 Where that is not possible, a column is left as it was (its bytes in every row): a dataset held in
 memory, or a system without ``/proc/self/maps`` (not Linux).
@@ -38,7 +40,7 @@ import pyarrow as pa
 REF_FIELD = "stored_at"  # the field of a referenced media value that says where its bytes are
 _RANGE = re.compile(r"^(?P<path>/.+)#bytes=(?P<start>\d+)-(?P<stop>\d+)$")
 _MAPS = "/proc/self/maps"
-_PROBE = 64  # bytes compared between the mapping and the file, at each end of a column, before trusting the file
+_PROBE = 64  # bytes compared between a mapping and its file, at each end of one value, where device and inode differ
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class ForeignBytes(OSError):
 # Arrow files that references point into, open for reading: a file the `datasets` cache replaces or
 # deletes later is still read as it was mapped.
 _OPEN: dict[str, int] = {}
+# Mappings found to be the file at their path (`_trusted`): each is checked once, however many values it holds.
+_TRUSTED: set[_Mapping] = set()
 # For each of those files, the spans (start, stop) of media bytes that references were made to: what a
 # reference may read. One span per column chunk, so this stays small however many rows a dataset has.
 _SPANS: dict[str, list[tuple[int, int]]] = {}
@@ -117,6 +121,8 @@ class _Mapping:
     stop: int
     offset: int  # of the mapping's first byte in the file
     path: str
+    device: tuple[int, int] = (-1, -1)  # (major, minor) of the mapped file's device, as /proc/self/maps says
+    inode: int = -1
 
 
 def _file_mappings() -> list[_Mapping]:
@@ -131,7 +137,8 @@ def _file_mappings() -> list[_Mapping]:
         parts = line.split(None, 5)
         if len(parts) == 6 and parts[5].startswith("/") and not parts[5].endswith(" (deleted)"):
             start, stop = (int(x, 16) for x in parts[0].split("-"))
-            found.append(_Mapping(start, stop, int(parts[2], 16), parts[5]))
+            major, minor = (int(x, 16) for x in parts[3].split(":"))
+            found.append(_Mapping(start, stop, int(parts[2], 16), parts[5], (major, minor), int(parts[4])))
     return sorted(found, key=lambda m: m.start)
 
 
@@ -154,7 +161,7 @@ def _references(values: pa.StructArray, maps: list[_Mapping]) -> pa.StructArray 
     addresses, lengths, valid = _binary_ranges(data)
     starts = [m.start for m in maps]
     stored: list[str | None] = []
-    probes: list[tuple[StoredBytes, int]] = []
+    refs: list[StoredBytes] = []
     for address, length, ok in zip(addresses.tolist(), lengths.tolist(), valid.tolist(), strict=True):
         if not ok:  # no bytes (a value given by path only, or none): nothing to point at
             stored.append(None)
@@ -165,12 +172,11 @@ def _references(values: pa.StructArray, maps: list[_Mapping]) -> pa.StructArray 
         mapping = maps[at]
         start = address - mapping.start + mapping.offset
         ref = StoredBytes(mapping.path, start, start + length)
-        stored.append(str(ref))
-        probes.append((ref, address))
-    for ref, address in probes[:1] + probes[-1:]:
-        if not _reads_back(ref, address):
+        if not _trusted(mapping, ref, address):
             return None
-    _register([ref for ref, _ in probes])
+        stored.append(str(ref))
+        refs.append(ref)
+    _register(refs)
     return pa.StructArray.from_arrays(
         [pa.nulls(len(values), data.type), paths, pa.array(stored, pa.string())],
         names=["bytes", "path", REF_FIELD],
@@ -178,21 +184,42 @@ def _references(values: pa.StructArray, maps: list[_Mapping]) -> pa.StructArray 
     )
 
 
-def _reads_back(ref: StoredBytes, address: int) -> bool:
-    """Whether `ref`'s file holds at its ends the bytes mapped at `address` (a few bytes of one page each)."""
-    import ctypes
+def _trusted(mapping: _Mapping, ref: StoredBytes, address: int) -> bool:
+    """Whether `mapping` maps the file now at its path (opened for reading), `ref` being one value in it, at `address`.
 
+    Checked once per mapping: by device and inode, which touches no mapped page; where they differ from the
+    opened file's (overlayfs reports the underlying file's in /proc/self/maps), by comparing `ref`'s ends with
+    the file's bytes. That touches the mapping, so it is done once per mapping, not once per value or chunk:
+    each touch makes the kernel map the pages around it (megabytes where the page cache holds large folios).
+    """
     with _LOCK:
+        if mapping in _TRUSTED:
+            return True
         if ref.path not in _OPEN:
             try:
                 _OPEN[ref.path] = os.open(ref.path, os.O_RDONLY)
             except OSError:
                 return False
+        fd = _OPEN[ref.path]
+    stat = os.fstat(fd)
+    same_file = ((os.major(stat.st_dev), os.minor(stat.st_dev)), stat.st_ino) == (mapping.device, mapping.inode)
+    if not (same_file or _reads_back(fd, ref, address)):
+        return False
+    with _LOCK:
+        _TRUSTED.add(mapping)
+    return True
+
+
+def _reads_back(fd: int, ref: StoredBytes, address: int) -> bool:
+    """Whether the file open at `fd` holds at `ref`'s ends the bytes mapped at `address` (a few bytes of one
+    page each)."""
+    import ctypes
+
     size = ref.stop - ref.start
     for skip in {0, max(0, size - _PROBE)}:
         count = min(_PROBE, size - skip)
         mapped = ctypes.string_at(address + skip, count)
-        if os.pread(_OPEN[ref.path], count, ref.start + skip) != mapped:
+        if os.pread(fd, count, ref.start + skip) != mapped:
             return False
     return True
 
@@ -255,6 +282,9 @@ def by_reference(dataset: Any) -> tuple[Any, list[str]]:
             continue
         feature = referenced_feature(dataset.features[name])
         fingerprint = hashlib.sha256(f"{dataset._fingerprint}/{name}/{REF_FIELD}".encode()).hexdigest()[:32]
-        dataset = dataset.remove_columns(name).add_column(name, column, feature=feature, new_fingerprint=fingerprint)
+        # added beside the old column, then put in its place: a dataset of this one column would have no rows left
+        held = f"{name}.{REF_FIELD}"
+        dataset = dataset.add_column(held, column, feature=feature, new_fingerprint=fingerprint)
+        dataset = dataset.remove_columns(name).rename_column(held, name)
         changed.append(name)
     return (dataset.select_columns(order) if changed else dataset), changed

@@ -48,21 +48,6 @@ def empty_cache():
     lazy_image.PIXELS.clear()
 
 
-@pytest.fixture(scope="module")
-def hub_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    from arb_fixtures import build_arb_hub_dir
-    from gimmick_fixtures import build_gimmick_hub_dir
-    from jeem_fixtures import build_jeem_hub_dir
-    from pearl_fixtures import build_pearl_hub_dir
-
-    return {
-        "gimmick": build_gimmick_hub_dir(tmp_path_factory.mktemp("gimmick")),
-        "pearl": build_pearl_hub_dir(tmp_path_factory.mktemp("pearl")),
-        "jeem": build_jeem_hub_dir(tmp_path_factory.mktemp("jeem")),
-        "arb": build_arb_hub_dir(tmp_path_factory.mktemp("arb")),
-    }
-
-
 def _held(value: object, seen: set[int] | None = None) -> int:
     """Bytes of media data reachable from `value` through its data (not through code): `bytes` objects, and the
     pixels of images holding their own (plain images, or lazy ones after an in-place edit). A reference (strings
@@ -179,3 +164,65 @@ def test_a_bad_reference_is_a_media_error_naming_the_record_and_field(tmp_path):
     with pytest.raises(MediaError, match=r"rec: field 'video' has stored_at='nowhere', not a byte range"):
         video_frames({"bytes": None, "path": None, REF_FIELD: "nowhere"}, record="rec")
     assert StoredBytes.parse(str(StoredBytes("/a#b/c.arrow", 5, 9))) == StoredBytes("/a#b/c.arrow", 5, 9)
+
+
+def _noise_images(folder: Path, count: int, size: int) -> datasets.Dataset:
+    """`count` image values of `size` random bytes, one per Arrow record batch, memory-mapped from `folder` as
+    `load_dataset` maps its cache (the bytes are never decoded here)."""
+    rng = np.random.default_rng(0)
+
+    def rows():
+        for i in range(count):
+            yield {"image": {"bytes": rng.bytes(size), "path": f"{i}.png"}}
+
+    features = datasets.Features({"image": datasets.Image()})
+    return datasets.Dataset.from_generator(rows, features=features, cache_dir=str(folder), writer_batch_size=1)
+
+
+def _stored(dataset: datasets.Dataset, row: int) -> bytes:
+    """The bytes of `dataset`'s image `row` as stored, undecoded."""
+    return dataset.data.table.column("image")[row]["bytes"].as_py()
+
+
+def _read(referenced: datasets.Dataset, row: int) -> bytes:
+    """The bytes a reference made by `by_reference` points at."""
+    return StoredBytes.parse(referenced.data.table.column("image")[row][REF_FIELD].as_py()).read()
+
+
+def _counting_comparisons(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+    """Every time `by_reference` compares mapped bytes with the file (which maps the pages it touches)."""
+    compared: list[tuple] = []
+    reads_back = media_refs._reads_back
+    monkeypatch.setattr(media_refs, "_reads_back", lambda *args: compared.append(args) or reads_back(*args))
+    monkeypatch.setattr(media_refs, "_TRUSTED", set())
+    return compared
+
+
+def test_making_references_touches_the_media_at_most_once_per_mapped_file(tmp_path, monkeypatch):
+    """Comparing values' bytes with the file, at each end of every chunk, mapped the pages around them (megabytes
+    a touch where the page cache holds large folios), so memory grew with the number of clips: the file is checked
+    once per mapping, by device and inode, and by its bytes only where those cannot be used."""
+    compared = _counting_comparisons(monkeypatch)
+    dataset = _noise_images(tmp_path, count=40, size=64 * 1024)  # 40 record batches
+    referenced, changed = media_refs.by_reference(dataset)
+    assert changed == ["image"]
+    mapped = {m for m in media_refs._file_mappings() if m.path.startswith(str(tmp_path))}
+    assert len(compared) <= len(mapped) == 1
+    assert [_read(referenced, row) for row in (0, 17, 39)] == [_stored(dataset, row) for row in (0, 17, 39)]
+
+
+def test_where_device_and_inode_differ_the_file_is_compared_once_per_mapping(tmp_path, monkeypatch):
+    """overlayfs (containers) shows the underlying file's device and inode in /proc/self/maps: a mapping is then
+    trusted by its bytes, compared once, and one whose bytes are not the file's is not trusted."""
+    compared = _counting_comparisons(monkeypatch)
+    dataset = _noise_images(tmp_path, count=30, size=4096)
+    overlaid = [dataclasses.replace(mapping, inode=-1) for mapping in media_refs._file_mappings()]
+    monkeypatch.setattr(media_refs, "_file_mappings", lambda: overlaid)
+    referenced, changed = media_refs.by_reference(dataset)
+    assert changed == ["image"] and len(compared) == 1  # one mapping, 30 values
+    assert _read(referenced, 29) == _stored(dataset, 29)
+
+    monkeypatch.setattr(media_refs, "_TRUSTED", set())
+    monkeypatch.setattr(media_refs, "_reads_back", lambda *args: False)  # the file at that path is another one now
+    kept, changed = media_refs.by_reference(dataset)
+    assert changed == [] and _stored(kept, 0) == _stored(dataset, 0)  # the column keeps its bytes
