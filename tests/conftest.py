@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +71,28 @@ def pearl_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from pearl_fixtures import build_pearl_hub_dir
 
     return build_pearl_hub_dir(tmp_path_factory.mktemp("pearl"))
+
+
+@pytest.fixture(scope="session")
+def jeem_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A local JEEM folder (captioning and VQA, every dialect) built by the real builder from the authors' JSONL."""
+    from jeem_fixtures import build_jeem_hub_dir
+
+    return build_jeem_hub_dir(tmp_path_factory.mktemp("jeem"))
+
+
+@pytest.fixture(scope="session")
+def arb_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A local ARB folder built by the real builder from a CSV in the authors' released format."""
+    from arb_fixtures import build_arb_hub_dir
+
+    return build_arb_hub_dir(tmp_path_factory.mktemp("arb"))
+
+
+@pytest.fixture(scope="session")
+def hub_dirs(gimmick_hub_dir: Path, pearl_hub_dir: Path, jeem_hub_dir: Path, arb_hub_dir: Path) -> dict[str, Path]:
+    """The folder of every benchmark with images, by benchmark (the tests only read them)."""
+    return {"gimmick": gimmick_hub_dir, "pearl": pearl_hub_dir, "jeem": jeem_hub_dir, "arb": arb_hub_dir}
 
 
 @pytest.fixture()
@@ -143,6 +167,51 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if LMMS_FILE_WORD in item.path.name:
             item.add_marker(pytest.mark.lmms)
+    _longest_files_first(items)
+
+
+# The longest test files run first. `pytest -n 2 --dist loadfile` (pytest-xdist) hands each process whole files,
+# by default those with the most tests first; the files with one or two harness runs of a minute each then came
+# last, and one process ran them alone for minutes while the other sat idle. Here files go in the order of
+# FILE_SECONDS (each file's seconds in a full run; unknown files, e.g. new ones, count as one slow harness run
+# if marked slow), and xdist keeps that order (`loadscopereorder` off). The times only order the files: a stale
+# entry costs some minutes, never a result. `ARAB_MM_RECORD_FILE_SECONDS=1 pytest -n 2 --dist loadfile` rewrites
+# the entries of the files a run ran.
+FILE_SECONDS = Path(__file__).with_name("file_seconds.json")
+UNKNOWN_SLOW_FILE_SECONDS = 60.0
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist present
+        config.option.loadscopereorder = False
+
+
+def _longest_files_first(items: list[pytest.Item]) -> None:
+    known = json.loads(FILE_SECONDS.read_text(encoding="utf-8")) if FILE_SECONDS.is_file() else {}
+    root = Path(__file__).parent.parent
+    cost: dict[Path, float] = {}
+    for item in items:
+        slow = UNKNOWN_SLOW_FILE_SECONDS if item.get_closest_marker("slow") else 0.0
+        name = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else str(item.path)
+        cost[item.path] = max(cost.get(item.path, 0.0), known.get(name, slow))
+    items.sort(key=lambda item: -cost[item.path])  # stable: a file's tests keep their order
+
+
+_RECORDED: defaultdict[str, float] = defaultdict(float)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if os.environ.get("ARAB_MM_RECORD_FILE_SECONDS"):
+        _RECORDED[report.nodeid.partition("::")[0]] += report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # the controlling process (not an xdist worker), after a run that recorded
+    if _RECORDED and not hasattr(session.config, "workerinput"):
+        known = json.loads(FILE_SECONDS.read_text(encoding="utf-8")) if FILE_SECONDS.is_file() else {}
+        known.update((name, round(sec, 1)) for name, sec in _RECORDED.items())  # the files this run ran
+        ordered = dict(sorted(known.items(), key=lambda kv: -kv[1]))
+        FILE_SECONDS.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
 
 
 @functools.cache

@@ -51,17 +51,3 @@ def results_and_samples(out: Path) -> tuple[dict, dict[str, list[dict]]]:
         task = path.stem.split("_samples_", 1)[1]
         samples[task] = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
     return json.loads(results_file.read_text("utf-8"))["results"], samples
-
-
-def pearl_expected(value: dict) -> float:
-    """What a judged value must score: the loopback judge's reply to its prompt, weighted as the metric says."""
-    from pearl_fixtures import pearl_reply
-
-    from metric_plugins.judge import JudgeItem, get_prompt
-
-    judge = value["judge"]
-    prompt = get_prompt(judge["prompt"])
-    (message,) = prompt.render(JudgeItem(judge["fields"]))
-    parsed = prompt.parse(pearl_reply(message.text))
-    assert parsed.valid
-    return sum(weight * parsed.scores[name] for name, weight in value["judge_weights"].items())

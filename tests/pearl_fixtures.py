@@ -21,6 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from shared_files import shared
 
 from metric_plugins.judge import loopback
@@ -186,6 +187,30 @@ def pearl_reply(user_text: str) -> str:
 
 
 RUBRIC = ("correctness", "coherence", "detail", "fluency")
+
+
+def judged_score(value: dict) -> float:
+    """What a judged per-sample value must score: `pearl_reply` to its rendered prompt, weighted as the metric says."""
+    from metric_plugins.judge import JudgeItem, get_prompt
+
+    judge = value["judge"]
+    prompt = get_prompt(judge["prompt"])
+    (message,) = prompt.render(JudgeItem(judge["fields"]))
+    parsed = prompt.parse(pearl_reply(message.text))
+    assert parsed.valid
+    return sum(weight * parsed.scores[name] for name, weight in value["judge_weights"].items())
+
+
+def assert_judged(results: dict, samples: dict, metrics: dict[str, list[str]]) -> None:
+    """Every judged value of each task's `metrics` got a valid reply, and each reported score (lm-eval's and
+    lmms-eval's ``<metric>,none``) is the mean of `judged_score` over the samples, none unscored."""
+    for task, names in metrics.items():
+        for name in names:
+            values = [sample[name] for sample in samples[task]]
+            assert all(value["judge_status"] == "valid" for value in values), (task, name)
+            expected = sum(judged_score(value) for value in values) / len(values)
+            assert results[task][f"{name},none"] == pytest.approx(expected), (task, name)
+            assert results[task][f"{name}_unscored,none"] == 0, (task, name)
 
 
 class PearlJudgeServer(LoopbackServer):

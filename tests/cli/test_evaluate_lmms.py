@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from helpers import KILLER, console_script, run_cli
-from lmms_fixtures import pearl_expected
+from pearl_fixtures import assert_judged
 
 from arab_mm_tasks.core.registry import all_families, all_specs
 
@@ -83,14 +83,9 @@ def test_a_suite_scores_what_its_samples_say_and_a_rerun_loads_no_model(
         # Pearl, the family: every member judged in the run, each score the judge's replies to the logged requests
         pearl_results, pearl_samples = runs["pearl"]
         assert set(pearl_samples) == set(all_families()["pearl"].tasks)
-        for task, metrics in (("pearl_closed", ["acc"]), ("pearl_open", ["correctness", "overall", "cas"])):
-            assert len(pearl_samples[task]) == 3
-            for name in metrics:
-                values = [s[name] for s in pearl_samples[task]]
-                assert all(v["judge_status"] == "valid" for v in values)
-                expected = sum(pearl_expected(v) for v in values) / len(values)
-                assert pearl_results[task][f"{name},none"] == pytest.approx(expected)
-                assert pearl_results[task][f"{name}_unscored,none"] == 0
+        assert [len(pearl_samples[task]) for task in ("pearl_closed", "pearl_open")] == [3, 3]
+        judged = {"pearl_closed": ["acc"], "pearl_open": ["correctness", "overall", "cas"]}
+        assert_judged(pearl_results, pearl_samples, judged)
         for file in out.rglob("*_results.json"):
             assert server.url not in file.read_text()  # the judge stays out of the tasks' metadata lmms-eval saves
         judged = len(server.requests)

@@ -56,7 +56,7 @@ def test_prompt_function_yields_exactly_the_spec_request(name, sample_records):
 def test_table_has_every_spec_alias_and_country_on_its_config():
     names = [config.name for config in TASKS_TABLE]
     assert len(names) == len(set(names))
-    for spec in ARABCULTURE.values():
+    for spec in all_specs().values():
         hub = DatasetSource.default(spec.benchmark).path
         for name in (spec.name, *spec.aliases):
             assert TABLE[name].hf_subset == spec.all_config
@@ -67,11 +67,14 @@ def test_table_has_every_spec_alias_and_country_on_its_config():
             assert (config.hf_repo, config.hf_revision) == (hub, None)
             assert config.hf_avail_splits == config.evaluation_splits == (spec.split,)
             assert config.few_shots_split is None
-            assert [m.metric_name for m in config.metrics] == list(spec.metrics) == ["acc", "acc_norm"]
             assert config.version == spec.version
+    # the whole benchmark, its aliases, one task per subset: nothing else
+    assert len(TASKS_TABLE) == sum(1 + len(spec.aliases) + len(spec.subsets) for spec in all_specs().values())
+    # ArabCulture: 12 variants, each over its 13 countries, scored as the paper does
+    assert len(ARABCULTURE) == 12 and {len(spec.subsets) for spec in ARABCULTURE.values()} == {13}
     assert {"arabculture_mcq", "arabculture_completion", "arabculture_mcq_en_none:egypt"} <= set(TABLE)
-    single = [s for s in all_specs().values() if not s.subsets]
-    assert len(TASKS_TABLE) == 12 * (1 + 13) + 2 + len(single)  # one-config variants: one task each
+    for spec in ARABCULTURE.values():
+        assert [m.metric_name for m in TABLE[spec.name].metrics] == list(spec.metrics) == ["acc", "acc_norm"]
 
 
 def test_prompt_function_refuses_few_shot_examples(sample_records):

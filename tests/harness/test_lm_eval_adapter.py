@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from helpers import console_script, run_cli
+from hub_fixtures import cache_arabculture_release
 
 from arab_mm_tasks.cli import main
 from arab_mm_tasks.core.registry import all_specs, get_spec
@@ -117,16 +118,21 @@ def test_few_shot_is_refused():
 
 
 @pytest.mark.slow
-def test_lm_eval_command_line_after_install(tmp_path, tiny_lm_dir, arabculture_hub_dir, cli_env, capsys):
-    """`lm_eval --tasks arabculture_mcq,arabculture_completion` from any directory, no --include_path."""
+def test_lm_eval_command_line_after_install(tmp_path, tiny_lm_dir, sample_records, cli_env, capsys):
+    """The README's command, `lm_eval --tasks arabculture_mcq,arabculture_completion`, from any directory, with
+    no --include_path and no --metadata: the authors' release (in the Hugging Face cache; the Hub is unreachable)
+    is built on first use, once for both families, then scored."""
+    hub_cache = tmp_path / "hf-hub"
+    cache_arabculture_release(hub_cache, sample_records)
+    env = {**cli_env, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "HF_HUB_CACHE": str(hub_cache)}
     out = tmp_path / "out"
     proc = run_cli(
         [console_script("lm_eval"), "--model", "hf", "--model_args", f"pretrained={tiny_lm_dir}",
          "--tasks", "arabculture_mcq,arabculture_completion", "--device", "cpu", "--batch_size", "4",
-         "--metadata", json.dumps({"arabculture_path": str(arabculture_hub_dir)}),
          "--output_path", str(out), "--log_samples"],
-        env=cli_env, cwd=tmp_path,
+        env=env, cwd=tmp_path,
     )  # fmt: skip
+    assert proc.stderr.count("building ArabCulture (arabculture) from the authors' release") == 1
     table = proc.stdout
     for row in ("arabculture_mcq", "arabculture_completion", "Gulf", "Nile Valley", "Egypt", "KSA", "Yemen"):
         assert row in table
@@ -151,18 +157,6 @@ def test_lm_eval_command_line_after_install(tmp_path, tiny_lm_dir, arabculture_h
     assert main(["breakdown", str(out), "--by", "topic,country_specific"]) == 0
     report = capsys.readouterr().out
     assert "arabculture_mcq_en_none (" in report and "| Food | True |" in report
-
-
-@pytest.mark.slow
-def test_lm_eval_include_path_and_single_country(tmp_path, tiny_lm_dir, arabculture_hub_dir, cli_env):
-    proc = run_cli(
-        [console_script("lm_eval"), "--model", "hf", "--model_args", f"pretrained={tiny_lm_dir}",
-         "--tasks", "arabculture_mcq_ar_region_country_ksa", "--include_path", str(TASKS_DIR),
-         "--device", "cpu", "--limit", "2",
-         "--metadata", json.dumps({"arabculture_path": str(arabculture_hub_dir)})],
-        env=cli_env, cwd=tmp_path,
-    )  # fmt: skip
-    assert "|KSA" in proc.stdout
 
 
 def test_process_docs_renders_each_split_once_and_never_mixes_them(sample_records):

@@ -204,15 +204,8 @@ def test_lighteval_endpoints_refuse_what_they_cannot_send_in_one_line(tasks, mod
 
 
 @pytest.fixture(scope="module")
-def builds(tmp_path_factory, arabculture_hub_dir, gimmick_hub_dir, pearl_hub_dir) -> dict[str, Path]:
-    from arb_fixtures import build_arb_hub_dir
-    from jeem_fixtures import build_jeem_hub_dir
-
-    root = tmp_path_factory.mktemp("served")
-    return {
-        "arabculture": arabculture_hub_dir, "gimmick": gimmick_hub_dir, "pearl": pearl_hub_dir,
-        "jeem": build_jeem_hub_dir(root / "jeem"), "arb": build_arb_hub_dir(root / "arb"),
-    }  # fmt: skip
+def builds(arabculture_hub_dir, hub_dirs) -> dict[str, Path]:
+    return {"arabculture": arabculture_hub_dir, **hub_dirs}
 
 
 @pytest.fixture

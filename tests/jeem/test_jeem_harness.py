@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from helpers import console_script, run_cli
-from jeem_fixtures import CAPTIONS, MSA_CAPTIONS, QUESTIONS, build_jeem_hub_dir, criterion_scores, jeem_script
+from jeem_fixtures import CAPTIONS, MSA_CAPTIONS, QUESTIONS, criterion_scores, jeem_script
 
 from arab_mm_tasks.core.registry import get_spec
 from arab_mm_tasks.jeem.prompts import caption_instruction, vqa_instruction
@@ -21,11 +21,6 @@ from metric_plugins import aldi, bertscore, bleu, cider, rouge
 
 pytestmark = pytest.mark.slow
 LIMIT = 2
-
-
-@pytest.fixture(scope="module")
-def jeem_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_jeem_hub_dir(tmp_path_factory.mktemp("jeem"))
 
 
 @pytest.fixture(scope="module")
@@ -103,14 +98,14 @@ def _pngs(count: int) -> list[bytes]:
 
 
 def test_lm_eval_prints_every_metric_per_dialect_recomputable_from_its_samples(
-    tmp_path, jeem_dir, models, env, judge, capsys
+    tmp_path, jeem_hub_dir, models, env, judge, capsys
 ):
     server, settings = judge
     out = tmp_path / "out"
     proc = run_cli(
         [console_script("lm_eval"), "--model", "hf-multimodal", "--model_args", f"pretrained={models['vlm']}",
          "--tasks", "jeem_caption,jeem_vqa_egyptian", "--limit", str(LIMIT), "--gen_kwargs", "max_gen_toks=12",
-         "--metadata", json.dumps({"jeem_path": str(jeem_dir), "judge": settings}),
+         "--metadata", json.dumps({"jeem_path": str(jeem_hub_dir), "judge": settings}),
          "--device", "cpu", "--output_path", str(out), "--log_samples"],
         env=env, cwd=tmp_path,
     )  # fmt: skip
@@ -164,14 +159,14 @@ def _check_agreement_on_the_run(out: Path, tmp_path: Path, capsys: pytest.Captur
     assert (row["n"], row["x100"]) == (len(scores), round(100 * stats.kendalltau(scores, target, variant="c")[0], 2))
 
 
-def test_lighteval_vision_model_reports_the_same_metrics(tmp_path, jeem_dir, models, env, judge):
+def test_lighteval_vision_model_reports_the_same_metrics(tmp_path, jeem_hub_dir, models, env, judge):
     """A caption task and the ``jeem_vqa`` group (lighteval has no groups: arab-mm-lighteval expands ours)."""
     _, settings = judge
     out = tmp_path / "out"
     run_cli(
         [console_script("arab-mm-lighteval"), "accelerate", f"model_name={models['vlm']},generation_size=12",
          "jeem_caption_moroccan|0,jeem_vqa|0", "--vision-model", "--judge", settings,
-         "--dataset-path", f"jeem={jeem_dir}", "--max-samples", str(LIMIT),
+         "--dataset-path", f"jeem={jeem_hub_dir}", "--max-samples", str(LIMIT),
          "--output-dir", str(out), "--save-details"],
         env=env, cwd=tmp_path,
     )  # fmt: skip
@@ -196,13 +191,13 @@ def test_lighteval_vision_model_reports_the_same_metrics(tmp_path, jeem_dir, mod
             assert results[name] == pytest.approx(value, rel=1e-6, abs=1e-6), (task, name)
 
 
-def test_the_judge_command_scores_a_predict_only_run(tmp_path, jeem_dir, models, env, judge):
+def test_the_judge_command_scores_a_predict_only_run(tmp_path, jeem_hub_dir, models, env, judge):
     server, settings = judge
     out = tmp_path / "out"
     run_cli(
         [console_script("lm_eval"), "--model", "hf-multimodal", "--model_args", f"pretrained={models['vlm']}",
          "--tasks", "jeem_vqa_jordanian", "--limit", str(LIMIT), "--gen_kwargs", "max_gen_toks=12",
-         "--metadata", json.dumps({"jeem_path": str(jeem_dir)}), "--predict_only",
+         "--metadata", json.dumps({"jeem_path": str(jeem_hub_dir)}), "--predict_only",
          "--device", "cpu", "--output_path", str(out), "--log_samples"],
         env=env, cwd=tmp_path,
     )  # fmt: skip

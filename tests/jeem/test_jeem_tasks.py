@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from jeem_fixtures import CAPTIONS, MSA_CAPTIONS, build_jeem_hub_dir, criterion_scores, jeem_script
+from jeem_fixtures import CAPTIONS, MSA_CAPTIONS, criterion_scores, jeem_script
 from shared_files import shared
 
 from arab_mm_tasks.core import judging, scoring
@@ -20,8 +20,9 @@ SPECS = all_specs()
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_jeem_hub_dir(tmp_path_factory.mktemp("jeem"))
+def folder(jeem_hub_dir: Path) -> Path:
+    """The JEEM folder these tests read (the session's)."""
+    return jeem_hub_dir
 
 
 def _doc(folder: Path, config: str, row_id: str) -> dict:

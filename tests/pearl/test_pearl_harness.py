@@ -11,11 +11,10 @@ import pandas as pd
 import pytest
 from helpers import console_script, run_cli
 from lm_eval.utils import convert_pil_to_hash
-from pearl_fixtures import PearlJudgeServer, build_pearl_hub_dir, pearl_reply
+from pearl_fixtures import PearlJudgeServer, assert_judged, build_pearl_hub_dir, judged_score
 
 from arab_mm_tasks.core.registry import get_spec
 from arab_mm_tasks.core.sources import DatasetSource, load_split
-from metric_plugins.judge import JudgeItem, get_prompt
 
 pytestmark = pytest.mark.slow
 
@@ -35,16 +34,6 @@ def judge_server():
 
 def _docs(hub, config):
     return {doc["id"]: doc for doc in load_split(DatasetSource.resolve("pearl", str(hub)), config, "test")}
-
-
-def expected_score(value: dict) -> float:
-    """What a judged value must score: the judge's reply to its rendered prompt, weighted as the metric says."""
-    judge = value["judge"]
-    prompt = get_prompt(judge["prompt"])
-    (message,) = prompt.render(JudgeItem(judge["fields"]))
-    parsed = prompt.parse(pearl_reply(message.text))
-    assert parsed.valid
-    return sum(weight * parsed.scores[name] for name, weight in value["judge_weights"].items())
 
 
 def _mean(values):
@@ -84,11 +73,8 @@ def test_lm_eval_runs_pearl_and_pearl_x_judged_in_the_run(tmp_path, tiny_vlm_dir
             request = spec.render(docs[sample["doc"]["id"]])
             assert sample["arguments"]["gen_args_0"]["arg_0"] == request.query
             assert sample["target"] == request.target
-        for name in metrics:  # every judged score recomputed from the judge's replies to the saved generations
-            values = [s[name] for s in samples]
-            assert all(v["judge_status"] == "valid" for v in values)
-            assert results[task][f"{name},none"] == pytest.approx(_mean([expected_score(v) for v in values]))
-            assert results[task][f"{name}_unscored,none"] == 0
+        # every judged score recomputed from the judge's replies to the saved generations
+        assert_judged(results, {task: samples}, {task: metrics})
         if task != "pearl_open":
             parsed = [spec.generative_metrics[1].score(s["filtered_resps"][0].strip(), s["target"]) for s in samples]
             assert results[task]["acc_parsed,none"] == pytest.approx(_mean(parsed))
@@ -131,7 +117,7 @@ def test_predict_only_run_is_judged_afterwards_with_the_images_from_the_dataset(
     (judged,) = (tmp_path / "judged").glob("samples_pearl_open_*.jsonl")
     samples = [json.loads(line) for line in judged.read_text().splitlines()]
     for name in ("correctness", "overall", "cas"):
-        assert scores[name] == pytest.approx(_mean([expected_score(s[name]) for s in samples]))
+        assert scores[name] == pytest.approx(_mean([judged_score(s[name]) for s in samples]))
         assert scores[f"{name}_unscored"] == 0
     assert all(not isinstance(json.loads(r.body)["messages"][0]["content"], str) for r in judge_server.requests)
 
@@ -163,5 +149,5 @@ def test_lighteval_vision_model_runs_pearl_x_and_open_items_judged(
             assert doc["specific"]["country"] == source["country"]  # breakdown fields travel in the details
         for name in names:
             values = [metric[name] for metric in rows["metric"]]
-            expected = [expected_score(v) if "judge" in v else v["score"] for v in values]
+            expected = [judged_score(v) if "judge" in v else v["score"] for v in values]
             assert results[f"{task}|0"][name] == pytest.approx(_mean(expected))
