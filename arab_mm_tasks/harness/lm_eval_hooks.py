@@ -38,6 +38,7 @@ from arab_mm_tasks.core.run_options import RunOptionError, validate_run_options
 from arab_mm_tasks.core.scoring import aggregator, needs_images, score_sample
 from arab_mm_tasks.core.sources import DatasetSource, DataSourceError, load_split, without_media_decoding
 from arab_mm_tasks.core.spec import TaskSpec, recent_renderer
+from arab_mm_tasks.harness.hooks_by_name import generative_hook, module_getattr
 from arab_mm_tasks.harness.lm_eval_multimodal import patch_loaded_multimodal_models
 from arab_mm_tasks.harness.lm_eval_ranks import data_parallel, rank_values
 
@@ -112,7 +113,6 @@ def generative_hooks(task: str) -> dict[str, Callable]:
     }
 
 
-_PER_TASK: dict[str, Callable] = {}
 _GENERATIVE_HOOKS = ("doc_to_text_", "doc_to_image_", "doc_to_target_", "process_results_")
 
 
@@ -121,10 +121,8 @@ def _resolve(name: str) -> Callable | None:
         task = name.removeprefix(PROCESS_DOCS_PREFIX)
         if task in all_specs():
             return make_process_docs(all_specs()[task])
-    for prefix in _GENERATIVE_HOOKS:
-        task = name.removeprefix(prefix)
-        if name.startswith(prefix) and task in all_specs() and all_specs()[task].output_type == "generate_until":
-            return generative_hooks(task)[prefix.rstrip("_")]
+    if hook := generative_hook(name, _GENERATIVE_HOOKS, generative_hooks):
+        return hook
     if name.startswith("aggregate_"):
         try:
             return aggregator(name.removeprefix("aggregate_"))
@@ -133,13 +131,7 @@ def _resolve(name: str) -> Callable | None:
     return None
 
 
-def __getattr__(name: str) -> Callable:
-    if name not in _PER_TASK:
-        hook = _resolve(name)
-        if hook is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        _PER_TASK[name] = hook
-    return _PER_TASK[name]
+__getattr__ = module_getattr(__name__, _resolve)
 
 
 class ZeroShotOnly(ContextSampler):

@@ -35,6 +35,7 @@ from arab_mm_tasks.core.run_options import validate_run_options
 from arab_mm_tasks.core.scoring import Aggregator, aggregator, needs_images, score_sample
 from arab_mm_tasks.core.sources import DatasetSource, load_split, without_media_decoding
 from arab_mm_tasks.core.spec import IMAGE_PLACEHOLDER, recent_renderer
+from arab_mm_tasks.harness.hooks_by_name import generative_hook, module_getattr
 from arab_mm_tasks.harness.lm_eval_ranks import data_parallel, rank_values
 from arab_mm_tasks.harness.lmms_eval_tasks import CLT_SCORE_KEY
 from arab_mm_tasks.report.harness_outputs import score_of
@@ -201,15 +202,12 @@ class CltAggregator:
         return result
 
 
-_PER_TASK: dict[str, Callable] = {}
 _GENERATIVE_HOOKS = ("doc_to_messages_", "doc_to_text_", "doc_to_visual_", "doc_to_target_", "process_results_")
 
 
 def _resolve(name: str) -> Callable | None:
-    for prefix in _GENERATIVE_HOOKS:
-        task = name.removeprefix(prefix)
-        if name.startswith(prefix) and task in all_specs() and all_specs()[task].output_type == "generate_until":
-            return generative_hooks(task)[prefix.rstrip("_")]
+    if hook := generative_hook(name, _GENERATIVE_HOOKS, generative_hooks):
+        return hook
     if name.startswith("aggregate_"):
         try:
             return CltAggregator(aggregator(name.removeprefix("aggregate_")))
@@ -218,10 +216,4 @@ def _resolve(name: str) -> Callable | None:
     return None
 
 
-def __getattr__(name: str) -> Callable:
-    if name not in _PER_TASK:
-        hook = _resolve(name)
-        if hook is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        _PER_TASK[name] = hook
-    return _PER_TASK[name]
+__getattr__ = module_getattr(__name__, _resolve)
