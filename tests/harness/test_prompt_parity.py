@@ -1,4 +1,5 @@
-"""Both harness adapters build byte-identical prompts, choices and gold for every variant.
+"""lm-eval and lighteval build byte-identical prompts, choices and gold for every ArabCulture and GIMMICK variant
+(lm-eval against lmms-eval, for every generative task of every benchmark: test_lmms_eval_adapter.py).
 
 lm-eval side: the real `ConfigurableTask` built from our generated YAML (doc_to_text,
 doc_to_choice, doc_to_target plus the target delimiter). lighteval side: the prompt function
