@@ -95,6 +95,21 @@ def hub_dirs(gimmick_hub_dir: Path, pearl_hub_dir: Path, jeem_hub_dir: Path, arb
     return {"gimmick": gimmick_hub_dir, "pearl": pearl_hub_dir, "jeem": jeem_hub_dir, "arb": arb_hub_dir}
 
 
+@pytest.fixture(autouse=True)
+def _no_images_left_pending() -> Any:
+    """Each test leaves the images kept for pending judge requests (a process-wide registry, released as requests
+    are scored) as it found them: a test that left some made a later test in the same process fail, in whichever
+    order pytest-xdist ran them."""
+    from arab_mm_tasks.core import scoring
+
+    before = set(scoring._PENDING_IMAGES)
+    yield
+    left = set(scoring._PENDING_IMAGES) - before
+    assert not left, (
+        f"images still kept for {len(left)} pending judge request(s): release them (scoring.release_images)"
+    )
+
+
 @pytest.fixture()
 def pearl_judge(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A loopback judge answering Pearl's prompts (`pearl_fixtures.pearl_reply`); the run's judge reset after."""

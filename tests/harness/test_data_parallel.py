@@ -23,7 +23,7 @@ from pearl_fixtures import PearlJudgeServer
 
 from arab_mm_tasks.core.media import png_bytes
 from arab_mm_tasks.core.registry import get_spec
-from arab_mm_tasks.core.scoring import pending_images, pending_users, score_prediction
+from arab_mm_tasks.core.scoring import pending_images, pending_users, release_images, score_prediction
 from arab_mm_tasks.harness.lm_eval_ranks import rank_values
 from arab_mm_tasks.testing.synthetic import make_image
 
@@ -145,14 +145,21 @@ def test_values_from_another_rank_arrive_as_one_object_with_their_images():
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         logged_blob, metrics_blob, plain, (png,) = pool.apply(_rank_one, ("pearl_open", predictions))
     logged, metrics = pickle.loads(logged_blob), pickle.loads(metrics_blob)
-    for sample, values, expected in zip(logged, metrics, plain, strict=True):
-        assert {name: value for name, value in sample.items() if name != "doc_id"} == expected
-        for name, value in values.items():
-            assert sample[name] is value  # one object: a score written by rank 0's judge shows in the samples file
-        requests = {id(v["judge"]): v["judge"] for v in values.values() if "judge" in v}
-        assert len(requests) == 2  # rubric and CAS, each shared by the metrics that read it
-        (token,) = {request["images"] for request in requests.values()}
-        assert [png_bytes(image) for image in pending_images(token)] == [png]
-        assert pending_users(token) == 2
-        values["overall"]["score"] = 4.0
-        assert sample["overall"]["score"] == 4.0
+    tokens = []
+    try:
+        for sample, values, expected in zip(logged, metrics, plain, strict=True):
+            assert {name: value for name, value in sample.items() if name != "doc_id"} == expected
+            for name, value in values.items():
+                assert sample[name] is value  # one object: a score written by rank 0's judge shows in the samples file
+            requests = {id(v["judge"]): v["judge"] for v in values.values() if "judge" in v}
+            assert len(requests) == 2  # rubric and CAS, each shared by the metrics that read it
+            (token,) = {request["images"] for request in requests.values()}
+            tokens.append(token)
+            assert [png_bytes(image) for image in pending_images(token)] == [png]
+            assert pending_users(token) == 2
+            values["overall"]["score"] = 4.0
+            assert sample["overall"]["score"] == 4.0
+    finally:  # the process-wide registry as this test found it: the judge that would release them never runs here
+        for token in tokens:
+            while pending_images(token) is not None:
+                release_images(token)
