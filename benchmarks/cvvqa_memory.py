@@ -303,22 +303,21 @@ def main() -> None:
     )
     print("| code | rows | peak RSS (MB) | at exit: anonymous (MB) | file-backed (MB) | wall (s) | load (1 min) |")
     print("|---|---|---|---|---|---|---|")
-    table: dict[str, dict[int, float]] = {}
-    anonymous: dict[str, dict[int, float]] = {}
+    measured: dict[str, dict[int, dict[str, float]]] = {}  # code -> rows -> run_harness's figures
     for label, root, n in runs:
         got = run_harness(args.harness, task, root, model, folders[n], args.work / f"out-{label}-{n}")
         assert got["samples"] in (n, None), got
-        table.setdefault(label, {})[n] = got["peak_mb"]
-        anonymous.setdefault(label, {})[n] = got["anon_mb"]
+        measured.setdefault(label, {})[n] = got
         print(f"| {label} | {n} | {got['peak_mb']:.0f} | {got['anon_mb']:.0f} | {got['file_mb']:.0f} "
               f"| {got['wall_s']:.0f} | {os.getloadavg()[0]:.2f} |", flush=True)  # fmt: skip
-    for label, peaks in table.items():
-        counts = sorted(peaks)
+    for label, by_rows in measured.items():
+        counts = sorted(by_rows)
         if len(counts) > 1:
-            growth = (peaks[counts[-1]] - peaks[counts[0]]) / (counts[-1] - counts[0])
-            full = peaks[counts[-1]] + max(growth, 0.0) * (FULL[args.task] - counts[-1])  # flat (noise < 0): as is
-            anon = anonymous[label]
-            anon_growth = (anon[counts[-1]] - anon[counts[0]]) / (counts[-1] - counts[0])
+            first, last = by_rows[counts[0]], by_rows[counts[-1]]
+            growth, anon_growth = (
+                (last[key] - first[key]) / (counts[-1] - counts[0]) for key in ("peak_mb", "anon_mb")
+            )
+            full = last["peak_mb"] + max(growth, 0.0) * (FULL[args.task] - counts[-1])  # flat (noise < 0): as is
             print(f"{label}: {growth:.2f} MB per row of peak RSS, {anon_growth:.2f} of anonymous memory at exit "
                   f"({counts[0]} -> {counts[-1]} rows); {FULL[args.task]:,} rows: ~{full / 1024:.1f} GB")  # fmt: skip
 

@@ -201,15 +201,23 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.loadscopereorder = False
 
 
+def _file_seconds() -> dict[str, float]:
+    """FILE_SECONDS's entries: a file's node id (``tests/<folder>/<file>.py``) -> its seconds."""
+    return json.loads(FILE_SECONDS.read_text(encoding="utf-8")) if FILE_SECONDS.is_file() else {}
+
+
+def _test_file(nodeid: str) -> str:
+    return nodeid.partition("::")[0]
+
+
 def _longest_files_first(items: list[pytest.Item]) -> None:
-    known = json.loads(FILE_SECONDS.read_text(encoding="utf-8")) if FILE_SECONDS.is_file() else {}
-    root = Path(__file__).parent.parent
-    cost: dict[Path, float] = {}
+    known = _file_seconds()
+    cost: dict[str, float] = {}
     for item in items:
         slow = UNKNOWN_SLOW_FILE_SECONDS if item.get_closest_marker("slow") else 0.0
-        name = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else str(item.path)
-        cost[item.path] = max(cost.get(item.path, 0.0), known.get(name, slow))
-    items.sort(key=lambda item: -cost[item.path])  # stable: a file's tests keep their order
+        file = _test_file(item.nodeid)
+        cost[file] = max(cost.get(file, 0.0), known.get(file, slow))
+    items.sort(key=lambda item: -cost[_test_file(item.nodeid)])  # stable: a file's tests keep their order
 
 
 _RECORDED: defaultdict[str, float] = defaultdict(float)
@@ -217,13 +225,13 @@ _RECORDED: defaultdict[str, float] = defaultdict(float)
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if os.environ.get("ARAB_MM_RECORD_FILE_SECONDS"):
-        _RECORDED[report.nodeid.partition("::")[0]] += report.duration
+        _RECORDED[_test_file(report.nodeid)] += report.duration
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     # the controlling process (not an xdist worker), after a run that recorded
     if _RECORDED and not hasattr(session.config, "workerinput"):
-        known = json.loads(FILE_SECONDS.read_text(encoding="utf-8")) if FILE_SECONDS.is_file() else {}
+        known = _file_seconds()
         known.update((name, round(sec, 1)) for name, sec in _RECORDED.items())  # the files this run ran
         ordered = dict(sorted(known.items(), key=lambda kv: -kv[1]))
         FILE_SECONDS.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")

@@ -47,7 +47,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from arab_mm_tasks.core.registry import all_benchmarks, all_families, all_specs, get_spec
 from arab_mm_tasks.report.harness_outputs import Harness, harness_of, results_files, samples_beside, stamp, stamp_order
@@ -97,6 +97,7 @@ class SameRun:
     model_args: str
     limit: float | None = None
     gen_kwargs: str | None = None
+    harness: ClassVar[Harness]  # whose results files these settings are compared with
 
     def matches(self, data: dict[str, Any]) -> bool:
         """Whether a results file's JSON object records a run with these settings."""
@@ -108,6 +109,7 @@ class RunSettings(SameRun):
     """lm-eval's: the same model, model arguments, limit and generation settings, the chat template applied or not."""
 
     apply_chat_template: bool = False
+    harness: ClassVar[Harness] = "lm-eval"
 
     def matches(self, data: dict[str, Any]) -> bool:
         from lm_eval.utils import simple_parse_args_string
@@ -128,21 +130,19 @@ def finished_results(output_path: Path, entry: Entry, settings: RunSettings) -> 
     def ran(data: dict[str, Any]) -> bool:
         return entry.name in data.get("results", {}) or entry.name in data.get("group_subtasks", {})
 
-    return earliest_finished(output_path, "lm-eval", settings, ran)
+    return earliest_finished(output_path, settings, ran)
 
 
-def earliest_finished(
-    output_path: Path, harness: Harness, settings: SameRun, ran: Callable[[dict[str, Any]], bool]
-) -> Path | None:
-    """The earliest results file under `output_path` (by the time in its name) that `harness` wrote with the same
-    `settings`, whose run holds the entry (`ran`) and whose samples files are complete; None when there is none.
+def earliest_finished(output_path: Path, settings: SameRun, ran: Callable[[dict[str, Any]], bool]) -> Path | None:
+    """The earliest results file under `output_path` (by the time in its name) that `settings.harness` wrote with
+    the same `settings`, whose run holds the entry (`ran`) and whose samples files are complete; None if none is.
     The harnesses' file names are read by `arab_mm_tasks.report.harness_outputs`, as every tool reads them."""
     for file in sorted(results_files(output_path), key=lambda path: (stamp_order(stamp(path)), path)):
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # a file being written by a killed run: not finished
-        if not isinstance(data, dict) or harness_of(data) != harness or not settings.matches(data):
+        if not isinstance(data, dict) or harness_of(data) != settings.harness or not settings.matches(data):
             continue
         if ran(data) and samples_saved(file, data):
             return file

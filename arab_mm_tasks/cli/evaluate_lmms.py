@@ -44,12 +44,12 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from arab_mm_tasks.cli.evaluate import Entry, SameRun, earliest_finished, run_entries
 from arab_mm_tasks.core.registry import all_families, all_specs
 from arab_mm_tasks.core.run_options import RunOptionError
-from arab_mm_tasks.report.harness_outputs import harness_of, samples_beside
+from arab_mm_tasks.report.harness_outputs import Harness, samples_beside
 
 
 def run_from_args(
@@ -120,12 +120,12 @@ def supported_entries(entries: Sequence[Entry], outcome: dict[str, str]) -> list
 class LmmsRunSettings(SameRun):
     """lmms-eval's: an lmms-eval results file of the same model, model arguments, limit and generation settings."""
 
+    harness: ClassVar[Harness] = "lmms-eval"
+
     def matches(self, data: dict[str, Any]) -> bool:
         from lmms_eval.evaluator import _redact_eval_config_secrets
         from lmms_eval.utils import simple_parse_args_string
 
-        if harness_of(data) != "lmms-eval":
-            return False  # another harness's results file
         config = data.get("config", {})
         gen_kwargs = simple_parse_args_string(self.gen_kwargs) if self.gen_kwargs else None
         # lmms-eval writes model_args with credentials redacted: compare like with like
@@ -146,7 +146,7 @@ def finished_results(output_path: Path, entry: Entry, settings: LmmsRunSettings)
     def ran(data: dict[str, Any]) -> bool:
         return all(name in data.get("results", {}) or name in data.get("group_subtasks", {}) for name in names)
 
-    return earliest_finished(output_path, "lmms-eval", settings, ran)
+    return earliest_finished(output_path, settings, ran)
 
 
 def task_configs(item: Entry, metadata: dict[str, Any]) -> list[dict[str, Any]]:

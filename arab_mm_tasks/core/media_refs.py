@@ -121,8 +121,8 @@ class _Mapping:
     stop: int
     offset: int  # of the mapping's first byte in the file
     path: str
-    device: tuple[int, int] = (-1, -1)  # (major, minor) of the mapped file's device, as /proc/self/maps says
-    inode: int = -1
+    device: tuple[int, int]  # (major, minor) of the mapped file's device, as /proc/self/maps says
+    inode: int
 
 
 def _file_mappings() -> list[_Mapping]:
