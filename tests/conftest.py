@@ -95,6 +95,12 @@ def hub_dirs(gimmick_hub_dir: Path, pearl_hub_dir: Path, jeem_hub_dir: Path, arb
     return {"gimmick": gimmick_hub_dir, "pearl": pearl_hub_dir, "jeem": jeem_hub_dir, "arb": arb_hub_dir}
 
 
+@pytest.fixture(scope="session")
+def all_hub_dirs(arabculture_hub_dir: Path, hub_dirs: dict[str, Path]) -> dict[str, Path]:
+    """Every benchmark's folder, by benchmark: what a suite of all five reads (`--dataset-path name=folder`)."""
+    return {"arabculture": arabculture_hub_dir, **hub_dirs}
+
+
 @pytest.fixture(autouse=True)
 def _no_images_left_pending() -> Any:
     """Each test leaves the images kept for pending judge requests (a process-wide registry, released as requests

@@ -18,11 +18,6 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def builds(arabculture_hub_dir, hub_dirs) -> dict[str, Path]:
-    return {"arabculture": arabculture_hub_dir, **hub_dirs}
-
-
-@pytest.fixture(scope="module")
 def headline_vlm(tmp_path_factory) -> Path:
     """A tiny VLM whose tokenizer knows GIMMICK's English and ARB's long Arabic prompt, so every headline prompt
     fits its 1,024 positions."""
@@ -46,10 +41,10 @@ def env(tmp_path, cli_env) -> dict[str, str]:
             "XDG_CACHE_HOME": str(tmp_path / "xdg")}  # fmt: skip
 
 
-def test_the_headline_suite_runs_reports_and_stages_for_a_vision_model(tmp_path, builds, headline_vlm, env):
+def test_the_headline_suite_runs_reports_and_stages_for_a_vision_model(tmp_path, all_hub_dirs, headline_vlm, env):
     tiny_vlm_dir = headline_vlm
     runs = tmp_path / "runs"
-    paths = [arg for name, folder in builds.items() for arg in ("--dataset-path", f"{name}={folder}")]
+    paths = [arg for name, folder in all_hub_dirs.items() for arg in ("--dataset-path", f"{name}={folder}")]
     with LoopbackServer() as judge:
         settings = f"model=judge-model,base_url={judge.url},cache_path={tmp_path / 'judge.sqlite'}"
         proc = run_cli(

